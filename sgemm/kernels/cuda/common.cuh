@@ -1,0 +1,61 @@
+// common.cuh -- the contract every FP32 kernel of the ladder follows.
+//
+// The canonical problem (see sgemm/layout.py, which maps every user call onto it):
+//
+//   C[m x n, column-major, ldc] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C
+//
+//   TA == false : A is stored m x k column-major:  op(A)(i,p) = A[i + p*lda]
+//   TA == true  : A is stored k x m column-major:  op(A)(i,p) = A[p + i*lda]
+//   TB == false : B is stored k x n column-major:  op(B)(p,j) = B[p + j*ldb]
+//   TB == true  : B is stored n x k column-major:  op(B)(p,j) = B[j + p*ldb]
+//
+// Strided batch: blockIdx.z selects the batch entry; A, B and C advance by
+// strideA, strideB, strideC elements (0 broadcasts an operand over the batch).
+//
+// Epilogue rule (netlib): beta == 0 means C is never read, so NaN/Inf already in
+// C cannot leak into the result.  Only the m x n block of C is ever written.
+//
+// Indices that can pass 2^31 (lda * column, batch offsets) are 64-bit: a
+// 50000 x 50000 matrix has 2.5e9 elements.
+#pragma once
+
+#define SGEMM_PARAMS                                                           \
+    int M, int N, int K, float alpha,                                          \
+    const float* __restrict__ A, long long lda, long long strideA,             \
+    const float* __restrict__ B, long long ldb, long long strideB,             \
+    float beta, float* __restrict__ C, long long ldc, long long strideC
+
+namespace sg {
+
+// op(A)(i, p) and op(B)(p, j) as 64-bit offsets into the stored arrays.
+template <bool TA>
+__device__ __forceinline__ long long a_off(int i, int p, long long lda) {
+    return TA ? (long long)i * lda + p : (long long)p * lda + i;
+}
+template <bool TB>
+__device__ __forceinline__ long long b_off(int p, int j, long long ldb) {
+    return TB ? (long long)p * ldb + j : (long long)j * ldb + p;
+}
+
+// Move the three pointers to this block's batch entry (a macro because the
+// kernel parameters are __restrict__ and cannot bind to plain references).
+#define SGEMM_BATCH_OFFSET()                                                   \
+    do {                                                                       \
+        const long long z_ = blockIdx.z;                                       \
+        A += z_ * strideA;                                                     \
+        B += z_ * strideB;                                                     \
+        C += z_ * strideC;                                                     \
+    } while (0)
+
+// C(i,j) <- alpha*acc + beta*C(i,j); C is not read when beta == 0.
+__device__ __forceinline__ void store_c(float* C, long long off, float acc,
+                                        float alpha, float beta) {
+    C[off] = (beta == 0.0f) ? alpha * acc : fmaf(beta, C[off], alpha * acc);
+}
+
+// 16-byte vector load / store helpers (caller guarantees alignment).
+__device__ __forceinline__ float4 ld4(const float* p) {
+    return *reinterpret_cast<const float4*>(p);
+}
+
+}  // namespace sg

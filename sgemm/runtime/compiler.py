@@ -1,0 +1,263 @@
+"""Compile CUDA C++ with NVRTC through cuda.core, and cache the cubins on disk.
+
+Compiling needs no GPU: ``compile_kernel(spec_source, name_expr, arch)`` works
+on a CPU-only machine, which is how CI checks registers and spills.  The cache
+key hashes everything that changes the binary: every source and header under
+kernels/cuda, the name expression, the arch, the NVRTC version and the
+options.  A cache entry is one file: a JSON header line (key, symbol mapping,
+SHA-256 of the cubin, ptxas log) followed by the cubin.  A file that fails its
+checksum is treated as absent and rebuilt.  Writes go to a temporary file and
+``os.replace`` it into place (atomic), under a per-key lock file, so processes
+that race on first use compile once and never see a half-written entry.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import tempfile
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import CompileError
+
+KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "cuda"
+CACHE_ENV = "SGEMM_CACHE_DIR"
+DEBUG_ENV = "SGEMM_DEBUG"      # "1": -lineinfo and a SASS dump next to the cubin
+CACHE_FORMAT = 1
+
+
+def cache_dir() -> Path:
+    """$SGEMM_CACHE_DIR, else $XDG_CACHE_HOME/sgemm, else ~/.cache/sgemm."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "sgemm"
+
+
+def debug_enabled() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+@lru_cache(maxsize=None)
+def nvrtc_version() -> tuple[int, int]:
+    from cuda.bindings import nvrtc
+    err, major, minor = nvrtc.nvrtcVersion()
+    if int(err) != 0:
+        raise CompileError(f"nvrtcVersion failed: {err}", "")
+    return int(major), int(minor)
+
+
+def _sources_digest() -> str:
+    """Hash of every file under kernels/cuda (sources and shared headers):
+    a change to a header invalidates every kernel that might include it."""
+    h = hashlib.sha256()
+    for p in sorted(KERNEL_DIR.glob("*")):
+        if p.suffix in (".cu", ".cuh"):
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+_digest_lock = threading.Lock()
+_digest: str | None = None
+
+
+def sources_digest() -> str:
+    global _digest
+    with _digest_lock:
+        if _digest is None:
+            _digest = _sources_digest()
+        return _digest
+
+
+def _options(arch: str, debug: bool, extra: tuple[str, ...]) -> tuple[str, ...]:
+    opts = ["--std=c++17", f"--gpu-architecture={arch}", "-default-device"]
+    if debug:
+        opts.append("-lineinfo")
+    return tuple(opts) + tuple(extra)
+
+
+@dataclass(frozen=True)
+class Compiled:
+    key: str
+    cubin: bytes
+    symbol_mapping: dict
+    log: str
+    arch: str
+    name_expression: str
+
+    def resources(self) -> dict:
+        """Registers, spills, stack and shared memory that ptxas reported."""
+        return parse_ptxas_log(self.log)
+
+
+def cache_key(source: str, name_expression: str, arch: str,
+              extra: tuple[str, ...] = (), debug: bool | None = None) -> str:
+    debug = debug_enabled() if debug is None else debug
+    parts = [str(CACHE_FORMAT), sources_digest(), source, name_expression, arch,
+             "%d.%d" % nvrtc_version(), " ".join(_options(arch, debug, extra))]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+
+def _read_entry(path: Path, key: str) -> Compiled | None:
+    try:
+        raw = path.read_bytes()
+        head, _, cubin = raw.partition(b"\n")
+        meta = json.loads(head)
+        if meta.get("key") != key or hashlib.sha256(cubin).hexdigest() != meta.get("sha256"):
+            return None
+        return Compiled(key, cubin, meta["symbols"], meta["log"], meta["arch"], meta["name"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _write_entry(path: Path, c: Compiled) -> None:
+    meta = {"key": c.key, "sha256": hashlib.sha256(c.cubin).hexdigest(),
+            "symbols": c.symbol_mapping, "log": c.log, "arch": c.arch,
+            "name": c.name_expression}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cubin")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(json.dumps(meta).encode() + b"\n" + c.cubin)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class _FileLock:
+    """flock on a side file; no-op where fcntl is missing."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - non-POSIX
+            return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            import fcntl
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+        return False
+
+
+_key_locks: dict[str, threading.Lock] = {}
+_key_locks_guard = threading.Lock()
+_memory: dict[str, Compiled] = {}
+
+
+def _lock_for(key: str) -> threading.Lock:
+    with _key_locks_guard:
+        return _key_locks.setdefault(key, threading.Lock())
+
+
+def nvrtc_compile(source_file: str, name_expression: str, arch: str,
+                  extra: tuple[str, ...] = (), debug: bool | None = None) -> Compiled:
+    """Compile one template instantiation to a cubin (no cache)."""
+    from cuda.core import Program, ProgramOptions
+
+    debug = debug_enabled() if debug is None else debug
+    path = KERNEL_DIR / source_file
+    code = path.read_text()
+    opts = ProgramOptions(arch=arch, std="c++17", include_path=[str(KERNEL_DIR)],
+                          ptxas_options=["-v"], lineinfo=debug, name=source_file)
+    log = io.StringIO()
+    try:
+        prog = Program(code, "c++", options=opts)
+        obj = prog.compile("cubin", name_expressions=(name_expression,), logs=log)
+    except Exception as e:  # cuda.core raises its own error types; keep the log
+        raise CompileError(f"NVRTC failed to compile {name_expression} from "
+                           f"{source_file} for {arch}", log.getvalue() or str(e)) from None
+    key = cache_key(source_file, name_expression, arch, extra, debug)
+    return Compiled(key, bytes(obj.code), dict(obj.symbol_mapping), log.getvalue(), arch,
+                    name_expression)
+
+
+def compile_kernel(source_file: str, name_expression: str, arch: str,
+                   extra: tuple[str, ...] = (), use_cache: bool = True) -> Compiled:
+    """Cached compile: memory, then disk, then NVRTC.  Thread- and process-safe."""
+    debug = debug_enabled()
+    key = cache_key(source_file, name_expression, arch, extra, debug)
+    hit = _memory.get(key)
+    if hit is not None:
+        return hit
+    with _lock_for(key):
+        hit = _memory.get(key)
+        if hit is not None:
+            return hit
+        path = cache_dir() / f"{key}.cubin"
+        c = _read_entry(path, key) if use_cache else None
+        if c is None:
+            with _FileLock(cache_dir() / f"{key}.lock"):
+                c = _read_entry(path, key) if use_cache else None
+                if c is None:
+                    c = nvrtc_compile(source_file, name_expression, arch, extra, debug)
+                    if use_cache:
+                        _write_entry(path, c)
+                        if debug:
+                            dump_sass(c, path.with_suffix(".sass"))
+        _memory[key] = c
+        return c
+
+
+_RE_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_RE_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_RE_REGS = re.compile(r"Used (\d+) registers")
+_RE_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def parse_ptxas_log(log: str) -> dict:
+    """{'registers', 'stack', 'spill_stores', 'spill_loads', 'smem'} of the last
+    entry function in a ptxas -v log (one instantiation per compile)."""
+    out = {"registers": None, "stack": None, "spill_stores": None, "spill_loads": None,
+           "smem": 0}
+    m = _RE_FRAME.findall(log)
+    if m:
+        out["stack"], out["spill_stores"], out["spill_loads"] = map(int, m[-1])
+    m = _RE_REGS.findall(log)
+    if m:
+        out["registers"] = int(m[-1])
+    m = _RE_SMEM.findall(log)
+    if m:
+        out["smem"] = int(m[-1])
+    return out
+
+
+def dump_sass(c: Compiled, out: Path | None = None) -> str:
+    """Disassemble with cuobjdump (or nvdisasm) when one is on PATH."""
+    import shutil
+    import subprocess
+
+    tool = shutil.which("cuobjdump")
+    if tool is None:
+        return ""
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(c.cubin)
+        name = f.name
+    try:
+        sass = subprocess.run([tool, "-sass", name], capture_output=True, text=True,
+                              check=False).stdout
+    finally:
+        os.unlink(name)
+    if out is not None:
+        out.write_text(sass)
+    return sass
