@@ -51,7 +51,8 @@ class KernelSpec:
     archs: tuple[str, ...] = ("sm_80", "sm_90a")  # targets it must compile for
     min_cc: int = 80               # lowest compute capability it runs on
     grid_fn: Callable[[Problem, TileParams], tuple[int, int, int]] | None = None
-    large_rule: str = "large tile when its grid still fills every SM once"
+    args_fn: Callable[[Problem], tuple] | None = None  # default: SGEMM_PARAMS order
+    plain: bool = False            # not a template: no TA/TB arguments
     extra: dict = field(default_factory=dict)
 
     # -- parameters -----------------------------------------------------------
@@ -81,6 +82,8 @@ class KernelSpec:
 
     # -- compilation ----------------------------------------------------------
     def name_expression(self, p: TileParams, ta: bool, tb: bool, aligned: bool = False) -> str:
+        if self.plain:
+            return self.function
         args = [str(getattr(p, f)) for f in self.template_fields]
         args += [_b(ta), _b(tb)]
         if self.vector_loads:
@@ -89,6 +92,10 @@ class KernelSpec:
 
     def instantiations(self):
         """Every (config name, params, ta, tb, aligned) the library may launch."""
+        if self.plain:
+            for cname, p in self.configs.items():
+                yield cname, p, False, False, False
+            return
         aligned_opts = (False, True) if self.vector_loads else (False,)
         for (cname, p), ta, tb, al in itertools.product(
                 self.configs.items(), (False, True), (False, True), aligned_opts):
@@ -106,6 +113,8 @@ class KernelSpec:
     def args(self, prob: Problem) -> tuple:
         """Arguments in the order of SGEMM_PARAMS (common.cuh).  Python ints go
         to cuda.core as 64-bit (pointers, long long); int and float are typed."""
+        if self.args_fn is not None:
+            return self.args_fn(prob)
         return (np.int32(prob.m), np.int32(prob.n), np.int32(prob.k),
                 np.float32(prob.alpha),
                 prob.a, prob.lda, prob.stride_a,

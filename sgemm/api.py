@@ -1,0 +1,69 @@
+"""The one-call functions.  Each builds a Plan (all checks, layout and kernel
+choice happen there, before any launch) and executes it once."""
+from __future__ import annotations
+
+from .arrays import describe
+from .errors import ArgumentError
+from .plan import Plan
+
+
+def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
+         kernel="auto", precision=None, stream=None):
+    """alpha * op(a) @ op(b) + beta * c in FP32, op(x) = x.T when trans_x.
+
+    a, b, c: 2-D float32 arrays, all NumPy (copied to GPU 0; a NumPy array
+    comes back) or all on one GPU (CuPy, PyTorch, anything with
+    ``__cuda_array_interface__``/DLPack; the result comes back in a's
+    package).  Any strides with one unit stride are used in place, without a
+    copy: C- or F-order, transposed views, a row pitch larger than the row.
+    Other strides are rejected.  When c is given it is updated in place and
+    returned; it must not overlap a or b.  beta == 0 overwrites c without
+    reading it (NaN already in c does not survive).
+
+    kernel: "auto" or a registered kernel name or id (see ``sgemm.kernels``).
+    precision: "ieee" (default; FP32 FMA arithmetic), "tf32x3" (tensor
+    cores, FP32-level accuracy) or "tf32" (tensor cores, 10-bit mantissa
+    inputs: faster, less accurate, like cuBLAS's FAST_TF32).
+    stream: where to launch; default the caller's current stream (CuPy's or
+    PyTorch's).
+    """
+    return Plan(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
+                kernel=kernel, precision=precision, stream=stream).execute()
+
+
+def plan(a, b, c=None, **kwargs) -> Plan:
+    """Validate, choose and compile once; ``.execute()`` runs it.  Same
+    arguments as ``gemm``."""
+    return Plan(a, b, c, **kwargs)
+
+
+def gemm_batched(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
+                 kernel="auto", precision=None, stream=None):
+    """Strided-batched gemm on 3-D arrays (batch, rows, cols), one launch for
+    the whole batch.  A batch extent of 1 in a or b is broadcast."""
+    return Plan(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
+                kernel=kernel, precision=precision, stream=stream, _ndims=(3,),
+                _what="gemm_batched").execute()
+
+
+def matmul(a, b, *, kernel="auto", precision=None, stream=None):
+    """NumPy ``matmul`` semantics for float32: 1-D operands are promoted (and
+    the added dimension removed from the result), stacked batch dimensions
+    broadcast.  The batch runs in one launch where the operands' batch strides
+    allow it, otherwise in one launch per non-collapsible outer index."""
+    A, B = describe(a, "a"), describe(b, "b")
+    if A.ndim == 0 or B.ndim == 0:
+        raise ArgumentError("matmul: a and b must have at least 1 dimension "
+                            f"(got shapes {A.shape} and {B.shape}); use * for scalars")
+    a2 = a[None, :] if A.ndim == 1 else a
+    b2 = b[:, None] if B.ndim == 1 else b
+    nd = max(A.ndim, B.ndim, 2)
+    out = Plan(a2, b2, None, kernel=kernel, precision=precision, stream=stream,
+               _ndims=tuple(range(2, nd + 1)), _what="matmul").execute()
+    if A.ndim == 1 and B.ndim == 1:
+        return out[..., 0, 0]
+    if A.ndim == 1:
+        return out[..., 0, :]
+    if B.ndim == 1:
+        return out[..., :, 0]
+    return out

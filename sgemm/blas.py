@@ -1,0 +1,129 @@
+"""The netlib / cuBLAS column-major interface on flat device buffers.
+
+    sgemm.blas.sgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
+
+Semantics follow the reference BLAS exactly: argument checks in xerbla's
+order (the error names the parameter and its position), quick return when
+m == 0 or n == 0 or ((alpha == 0 or k == 0) and beta == 1), C = beta*C when
+alpha == 0 or k == 0 (A and B not read), beta == 0 overwrites C without
+reading it, and only the m x n block of C (leading dimension ldc) is written.
+A, B, C are 1-D float32 buffers (CuPy, PyTorch, NumPy, ...).  Non-finite alpha
+or beta are rejected, like everywhere in this library.
+"""
+from __future__ import annotations
+
+import numbers
+
+from . import validate as V
+from .arrays import current_stream, describe, to_device
+from .errors import ArgumentError, ArgumentTypeError
+from .problem import Problem
+from .runtime import device as devmod
+from .runtime import launcher
+
+_TRANS = {"N": False, "T": True, "C": True}  # real data: conjugate transpose == transpose
+
+
+def _xerbla(pos: int, name: str, msg: str) -> ArgumentError:
+    return ArgumentError(f"sgemm: parameter {pos} ({name}) {msg}")
+
+
+def _int(pos: int, name: str, v) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise _xerbla(pos, name, f"must be an integer, got {v!r}")
+    return int(v)
+
+
+def check(transa, transb, m, n, k, lda, ldb, ldc) -> tuple[bool, bool, int, int, int]:
+    """The reference BLAS argument checks, in its order."""
+    ta = _TRANS.get(transa.upper()) if isinstance(transa, str) and len(transa) == 1 else None
+    if ta is None:
+        raise _xerbla(1, "transa", f"= {transa!r} is not one of 'N', 'T', 'C'")
+    tb = _TRANS.get(transb.upper()) if isinstance(transb, str) and len(transb) == 1 else None
+    if tb is None:
+        raise _xerbla(2, "transb", f"= {transb!r} is not one of 'N', 'T', 'C'")
+    m, n, k = _int(3, "m", m), _int(4, "n", n), _int(5, "k", k)
+    for pos, name, v in ((3, "m", m), (4, "n", n), (5, "k", k)):
+        if v < 0:
+            raise _xerbla(pos, name, f"= {v} must be >= 0")
+    nrowa = k if ta else m
+    nrowb = n if tb else k
+    for pos, name, v, rows, what in ((8, "lda", lda, nrowa, "k" if ta else "m"),
+                                     (10, "ldb", ldb, nrowb, "n" if tb else "k"),
+                                     (13, "ldc", ldc, m, "m")):
+        v = _int(pos, name, v)
+        if v < max(1, rows):
+            raise _xerbla(pos, name, f"= {v} must be >= max(1, {what}) = {max(1, rows)}")
+    return ta, tb, m, n, k
+
+
+def _need(pos: int, name: str, d, ld: int, rows: int, cols: int) -> None:
+    if rows == 0 or cols == 0:
+        return
+    need = ld * (cols - 1) + rows
+    if d.size < need:
+        raise _xerbla(pos, name, f"holds {d.size} elements but a {rows}x{cols} matrix with "
+                      f"leading dimension {ld} needs {need}")
+
+
+def sgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, *,
+          kernel="auto", precision=None, stream=None):
+    """C = alpha*op(A)*op(B) + beta*C on column-major buffers; returns C."""
+    ta, tb, m, n, k = check(transa, transb, m, n, k, lda, ldb, ldc)
+    alpha = V.scalar("alpha", alpha)
+    beta = V.scalar("beta", beta)
+    dA, dB, dC = describe(A, "A"), describe(B, "B"), describe(C, "C")
+    for d in (dA, dB, dC):
+        V.dtype(d)
+        if d.ndim != 1 and not (d.size <= 1 or _contiguous(d)):
+            raise ArgumentError(f"sgemm: {d.name} must be a flat (1-D or contiguous) buffer, "
+                                f"got shape {d.shape} strides {d.strides}")
+    V.same_place([dA, dB, dC])
+    V.writeable(dC)
+    if m == 0 or n == 0 or ((alpha == 0.0 or k == 0) and beta == 1.0):
+        return C
+    reads_ab = alpha != 0.0 and k > 0
+    if reads_ab:
+        _need(7, "A", dA, lda, k if ta else m, m if ta else k)
+        _need(9, "B", dB, ldb, n if tb else k, k if tb else n)
+    _need(12, "C", dC, ldc, m, n)
+    cspan = _span(dC, ldc, m, n)
+    for d, ld, r, c in ((dA, lda, k if ta else m, m if ta else k),
+                        (dB, ldb, n if tb else k, k if tb else n)):
+        if reads_ab:
+            lo, hi = _span(d, ld, r, c)
+            if cspan[0] < hi and lo < cspan[1]:
+                raise ArgumentError(f"sgemm: C overlaps {d.name} in memory; the output must "
+                                    "not alias an input")
+
+    from .plan import prepare
+    devmod.require_gpu()
+    host = dA.device is None
+    dev = devmod.info(0 if host else dA.device)
+    if host:
+        dA, dB, dC = (to_device(d, dev.id) for d in (dA, dB, dC))
+    prob = Problem(m=m, n=n, k=k, ta=ta, tb=tb, a=dA.ptr, lda=lda, b=dB.ptr, ldb=ldb,
+                   c=dC.ptr, ldc=ldc, alpha=alpha, beta=beta)
+    _, _, _, launches = prepare([prob], dev, kernel, precision)
+    s = stream if stream is not None else current_stream(dC.kind, dev.id)
+    devmod.make_current(dev.id)
+    for l in launches:
+        launcher.launch(l.kernel, l.grid, l.block, l.smem, s, l.args)
+    if host:
+        import cupy
+        C[...] = cupy.asnumpy(dC.obj).reshape(C.shape)
+    return C
+
+
+def _contiguous(d) -> bool:
+    expect = 1
+    for n, s in zip(reversed(d.shape), reversed(d.strides)):
+        if n > 1 and s != expect:
+            return False
+        expect *= n
+    return True
+
+
+def _span(d, ld, rows, cols) -> tuple[int, int]:
+    lo = d.ptr
+    return lo, lo + 4 * (ld * (cols - 1) + rows) if rows and cols else lo

@@ -1,0 +1,246 @@
+"""Plan: a validated, dispatched GEMM on fixed operands; ``execute()`` runs it.
+
+    p = sgemm.plan(a, b, c, beta=1.0)   # checks, layout, kernel choice, compile
+    p.kernel, p.params, p.grid, p.scheme, p.waves   # the choice, inspectable
+    p.execute()                         # launches only; call it as often as you like
+
+Everything that can fail is done in the constructor, before any launch, so a
+failed call leaves C untouched.  ``gemm``/``matmul``/``gemm_batched`` are thin
+wrappers that build a plan and execute it once.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import validate as V
+from .arrays import ArrayDesc, current_stream, describe, empty_like_package, to_device
+from .errors import ArgumentError
+from .kernels.params import TileParams
+from .kernels.spec import KernelSpec
+from .kernels.utility import SCALE
+from .layout import Mat, check_output, normalize
+from .problem import Problem
+from .runtime import device as devmod
+from .runtime import launcher
+
+GRID_YZ_MAX = 65535
+
+
+@dataclass(frozen=True)
+class Launch:
+    kernel: object
+    grid: tuple[int, int, int]
+    block: int
+    smem: int
+    args: tuple
+
+
+def _split_for_grid(prob: Problem, spec: KernelSpec, p: TileParams) -> list[Problem]:
+    """Cut a problem whose grid would pass the y/z limits (65535) into pieces:
+    column blocks of C along n, then batch chunks."""
+    out = []
+    bn = p.BN if not spec.plain else 1
+    n_chunk = GRID_YZ_MAX * bn
+    for j0 in range(0, prob.n, n_chunk):
+        nj = min(n_chunk, prob.n - j0)
+        b_off = j0 if prob.tb else j0 * prob.ldb
+        for z0 in range(0, prob.batch, GRID_YZ_MAX):
+            nz = min(GRID_YZ_MAX, prob.batch - z0)
+            out.append(Problem(
+                m=prob.m, n=nj, k=prob.k, ta=prob.ta, tb=prob.tb,
+                a=prob.a + 4 * z0 * prob.stride_a, lda=prob.lda,
+                b=prob.b + 4 * (b_off + z0 * prob.stride_b), ldb=prob.ldb,
+                c=prob.c + 4 * (j0 * prob.ldc + z0 * prob.stride_c), ldc=prob.ldc,
+                alpha=prob.alpha, beta=prob.beta, batch=nz,
+                stride_a=prob.stride_a, stride_b=prob.stride_b, stride_c=prob.stride_c))
+    return out
+
+
+def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None = None):
+    """Kernel choice and launches for canonical problems of one shape.
+    Returns (spec, params, scheme, launches)."""
+    from . import dispatch
+    launches: list[Launch] = []
+    if not problems:
+        return None, None, "empty", launches
+    first = problems[0]
+    if first.m == 0 or first.n == 0 or first.batch == 0:
+        return None, None, "empty", launches
+    if first.k == 0 or first.alpha == 0.0:
+        if first.beta == 1.0:
+            return None, None, "noop", launches
+        spec, params, scheme = SCALE, SCALE.configs["default"], "scale"
+    else:
+        spec, params = dispatch.choose(first, dev, kernel, precision)
+        why = spec.can_implement(params, dev.smem_optin)
+        if why:
+            raise ArgumentError(f"kernel {spec.name} cannot run {params}: {'; '.join(why)}")
+        scheme = "direct"
+    for prob in problems:
+        for piece in _split_for_grid(prob, spec, params):
+            aligned = spec.vector_loads and piece.aligned
+            k = launcher.get_kernel(spec, params, piece.ta, piece.tb, aligned, dev)
+            launches.append(Launch(k, spec.grid(piece, params), spec.block(params),
+                                   spec.dynamic_smem(params), spec.args(piece)))
+    return spec, params, scheme, launches
+
+
+def _mat(d: ArrayDesc, extra_elems: int = 0) -> Mat:
+    return Mat(d.ptr + 4 * extra_elems, d.shape[-2], d.shape[-1], d.strides[-2], d.strides[-1])
+
+
+def _batch_strides(d: ArrayDesc, out_batch: tuple[int, ...]) -> list[int]:
+    """Per output-batch-dimension strides of d (0 where d is broadcast)."""
+    nb = d.ndim - 2
+    lead = len(out_batch) - nb
+    out = []
+    for i, n in enumerate(out_batch):
+        j = i - lead
+        if j < 0 or d.shape[j] == 1:
+            out.append(0)
+        else:
+            out.append(d.strides[j])
+    return out
+
+
+def _collapse(out_batch, strides_list) -> tuple[int, list[int]]:
+    """Index s such that batch dims s.. collapse into one strided dimension for
+    every operand; returns (s, inner strides)."""
+    r = len(out_batch)
+    if r == 0:
+        return 0, [0] * len(strides_list)
+    s = r - 1
+    while s > 0:
+        d = s - 1
+        ok = all(st[d] == st[d + 1] * out_batch[d + 1] or out_batch[d] == 1
+                 for st in strides_list)
+        if not ok:
+            break
+        for st in strides_list:
+            if out_batch[d] == 1:
+                st[d] = st[d + 1] * out_batch[d + 1]
+        s = d
+    return s, [st[r - 1] for st in strides_list]
+
+
+class Plan:
+    def __init__(self, a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
+                 kernel="auto", precision=None, stream=None, _ndims=(2,), _what="gemm"):
+        alpha = V.scalar("alpha", alpha)
+        beta = V.scalar("beta", beta)
+        ta = V.flag("trans_a", trans_a)
+        tb = V.flag("trans_b", trans_b)
+        if precision is not None:
+            V.precision(precision)
+        A, B = describe(a, "a"), describe(b, "b")
+        C = describe(c, "c") if c is not None else None
+        descs = [A, B] + ([C] if C is not None else [])
+        for d in descs:
+            V.ndim(d, _ndims, _what)
+            V.dtype(d)
+            V.strides(d)
+        V.same_place(descs)
+        op_a = (A.shape[-1], A.shape[-2]) if ta else A.shape[-2:]
+        op_b = (B.shape[-1], B.shape[-2]) if tb else B.shape[-2:]
+        V.inner(op_a, op_b, ta, tb)
+        M, N = op_a[0], op_b[1]
+        try:
+            out_batch = tuple(np.broadcast_shapes(A.shape[:-2], B.shape[:-2]))
+        except ValueError:
+            raise ArgumentError(f"batch dimensions of a {A.shape[:-2]} and b {B.shape[:-2]} "
+                                f"do not broadcast") from None
+        out_shape = out_batch + (M, N)
+        if C is not None:
+            if tuple(C.shape) != out_shape:
+                raise ArgumentError(f"c has shape {tuple(C.shape)} but op(a)@op(b) has shape "
+                                    f"{out_shape}")
+            V.writeable(C)
+            if C.size:
+                check_output(_mat(C))
+                for n, st in zip(C.shape[:-2], C.strides[:-2]):
+                    if n > 1 and st == 0:
+                        raise ArgumentError("c has a zero batch stride: its batch entries "
+                                            "overlap (a broadcast view cannot be an output)")
+            V.no_overlap(C, [A, B])
+        elif beta != 0.0:
+            raise ArgumentError(f"beta={beta} needs c: without c the result is "
+                                f"alpha*op(a)@op(b)")
+
+        self.alpha, self.beta, self.shape = alpha, beta, out_shape
+        self._host = A.device is None
+        self._user_c = c
+        self._stream = stream
+        devmod.require_gpu()
+        dev_id = 0 if self._host else A.device
+        self.device = devmod.info(dev_id)
+        if self._host:
+            A, B = to_device(A, dev_id), to_device(B, dev_id)
+            if C is not None:
+                C = to_device(C, dev_id)
+        kind = A.kind
+        if C is None:
+            out = empty_like_package(kind, A.obj, out_shape, dev_id)
+            C = describe(out, "c")
+        self._out = C.obj
+        self._kind = kind
+
+        problems = self._problems(A, B, C, ta, tb, alpha, beta, out_batch)
+        self.problems = problems
+        (self.kernel, self.params, self.scheme,
+         self.launches) = prepare(problems, self.device, kernel, precision)
+
+    @staticmethod
+    def _problems(A, B, C, ta, tb, alpha, beta, out_batch) -> list[Problem]:
+        sl = [_batch_strides(D, out_batch) for D in (A, B, C)]
+        s, (sa, sb, sc) = _collapse(out_batch, sl)
+        inner = int(np.prod(out_batch[s:])) if out_batch else 1
+        probs = []
+        for idx in np.ndindex(*out_batch[:s]):
+            offs = [sum(i * st[d] for d, i in enumerate(idx)) for st in sl]
+            probs.append(normalize(_mat(A, offs[0]), _mat(B, offs[1]), _mat(C, offs[2]),
+                                   ta, tb, alpha, beta, inner, (sa, sb, sc)))
+        return probs
+
+    # -- inspection ---------------------------------------------------------------
+    @property
+    def grid(self):
+        return self.launches[0].grid if self.launches else (0, 0, 0)
+
+    @property
+    def waves(self) -> float:
+        """Blocks over SMs (one resident block per SM assumed): 1.0 is one full wave."""
+        blocks = sum(math.prod(l.grid) for l in self.launches)
+        return blocks / self.device.sm_count
+
+    def __repr__(self) -> str:
+        name = self.kernel.name if self.kernel is not None else "-"
+        return (f"Plan(shape={self.shape}, kernel={name}, params={self.params}, "
+                f"scheme={self.scheme}, grid={self.grid}, launches={len(self.launches)}, "
+                f"waves={self.waves:.2f})")
+
+    # -- execution ------------------------------------------------------------------
+    def execute(self, stream=None):
+        """Launch on ``stream`` (default: the plan's, else the caller's current
+        stream in its array package) and return the result array."""
+        s = stream if stream is not None else self._stream
+        if s is None:
+            s = current_stream(self._kind, self.device.id)
+        if self.launches:
+            devmod.make_current(self.device.id)
+            for l in self.launches:
+                launcher.launch(l.kernel, l.grid, l.block, l.smem, s, l.args)
+        return self._result(s)
+
+    def _result(self, stream):
+        if not self._host:
+            return self._out
+        import cupy
+        host = cupy.asnumpy(self._out, stream=cupy.cuda.ExternalStream(
+            launcher.stream_handle(stream)), blocking=True)
+        if self._user_c is not None:
+            self._user_c[...] = host
+            return self._user_c
+        return host
