@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# One device call does everything: install, GPU tests, benchmark, short table last.
+#   bash scripts/gpu_session.sh [tests|bench|all] [pytest args...]
+# Writes logs and results under $OUT (the device tool brings them back).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/sgemm-out}; mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 SGEMM_CACHE_DIR=${SGEMM_CACHE_DIR:-/tmp/sgemm-cache}
+mode=${1:-all}; shift || true
+python3 -m pip install --no-deps --no-build-isolation -q -e . 2>&1 | tail -2
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
+rc=0
+if [[ $mode == tests || $mode == all ]]; then
+  python3 -m pytest -q -m gpu -x -p no:cacheprovider "$@" 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
+  rc=${PIPESTATUS[0]}
+fi
+if [[ $mode == bench || $mode == all ]]; then
+  sgemm bench --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -40
+fi
+exit $rc
