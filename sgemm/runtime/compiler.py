@@ -105,6 +105,16 @@ def cache_key(source: str, name_expression: str, arch: str,
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 
 
+def _enc(x) -> str:
+    """Symbol-mapping keys/values are str or bytes depending on the cuda.core
+    version; keep the type through JSON."""
+    return "b:" + x.decode() if isinstance(x, bytes) else "s:" + str(x)
+
+
+def _dec(x: str):
+    return x[2:].encode() if x.startswith("b:") else x[2:]
+
+
 def _read_entry(path: Path, key: str) -> Compiled | None:
     try:
         raw = path.read_bytes()
@@ -112,14 +122,15 @@ def _read_entry(path: Path, key: str) -> Compiled | None:
         meta = json.loads(head)
         if meta.get("key") != key or hashlib.sha256(cubin).hexdigest() != meta.get("sha256"):
             return None
-        return Compiled(key, cubin, meta["symbols"], meta["log"], meta["arch"], meta["name"])
-    except (OSError, ValueError, KeyError):
+        symbols = {_dec(k): _dec(v) for k, v in meta["symbols"]}
+        return Compiled(key, cubin, symbols, meta["log"], meta["arch"], meta["name"])
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
 
 
 def _write_entry(path: Path, c: Compiled) -> None:
     meta = {"key": c.key, "sha256": hashlib.sha256(c.cubin).hexdigest(),
-            "symbols": c.symbol_mapping, "log": c.log, "arch": c.arch,
+            "symbols": [[_enc(k), _enc(v)] for k, v in c.symbol_mapping.items()], "log": c.log, "arch": c.arch,
             "name": c.name_expression}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cubin")
