@@ -4,10 +4,19 @@ from __future__ import annotations
 import numpy as np
 
 
+def host(x) -> np.ndarray:
+    """NumPy float64 copy of a CuPy, PyTorch or NumPy array."""
+    if hasattr(x, "get"):
+        x = x.get()
+    elif type(x).__module__.startswith("torch"):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
 def rel_err(out, ref) -> float:
     """max |out - ref| / max |ref| (inf if out has NaN where ref has none)."""
-    out = np.asarray(out, dtype=np.float64)
-    ref = np.asarray(ref, dtype=np.float64)
+    out = host(out)
+    ref = host(ref)
     if np.isnan(out).any() and not np.isnan(ref).any():
         return float("inf")
     scale = max(np.abs(ref).max(), 1e-30) if ref.size else 1.0
@@ -28,11 +37,10 @@ def make(cp, rng, shape, order="C", pad=0, offset=0):
 
 
 def ref_gemm(a, b, c, alpha, beta, ta, tb):
-    A = np.asarray(a.get() if hasattr(a, "get") else a, dtype=np.float64)
-    B = np.asarray(b.get() if hasattr(b, "get") else b, dtype=np.float64)
+    A, B = host(a), host(b)
     A = A.T if ta else A
     B = B.T if tb else B
     out = alpha * (A @ B)
     if beta != 0 and c is not None:
-        out = out + beta * np.asarray(c.get() if hasattr(c, "get") else c, dtype=np.float64)
+        out = out + beta * host(c)
     return out
