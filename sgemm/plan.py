@@ -21,7 +21,7 @@ from .errors import ArgumentError
 from .kernels.params import TileParams
 from .kernels.spec import KernelSpec
 from .kernels.utility import SCALE
-from .layout import Mat, check_output, normalize
+from .layout import Mat, check_output, normalize, storage
 from .problem import Problem
 from .runtime import device as devmod
 from .runtime import launcher
@@ -146,6 +146,9 @@ class Plan:
         op_a = (A.shape[-1], A.shape[-2]) if ta else A.shape[-2:]
         op_b = (B.shape[-1], B.shape[-2]) if tb else B.shape[-2:]
         V.inner(op_a, op_b, ta, tb)
+        for D in (A, B):   # one unit stride per matrix, checked before the GPU is touched
+            if D.size:
+                storage(_mat(D), D.name)
         M, N = op_a[0], op_b[1]
         try:
             out_batch = tuple(np.broadcast_shapes(A.shape[:-2], B.shape[:-2]))
@@ -237,9 +240,8 @@ class Plan:
     def _result(self, stream):
         if not self._host:
             return self._out
-        import cupy
-        host = cupy.asnumpy(self._out, stream=cupy.cuda.ExternalStream(
-            launcher.stream_handle(stream)), blocking=True)
+        launcher.as_stream(stream).sync()
+        host = self._out.get()
         if self._user_c is not None:
             self._user_c[...] = host
             return self._user_c
