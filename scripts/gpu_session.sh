@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/sgemm-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 SGEMM_CACHE_DIR=${SGEMM_CACHE_DIR:-/tmp/sgemm-cache}
 mode=${1:-all}; shift || true
-python3 -m pip install --no-deps --no-build-isolation -q -e . 2>&1 | tail -2
+# Editable install for the `sgemm` entry point; PYTHONPATH as a fallback so a
+# failed install (old setuptools without PEP 660) still finds the package.
+python3 -m pip install --no-deps --no-build-isolation -q -e . 2>&1 | tail -3
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
 rc=0
 if [[ $mode == tests || $mode == all ]]; then
@@ -15,6 +18,6 @@ if [[ $mode == tests || $mode == all ]]; then
   rc=${PIPESTATUS[0]}
 fi
 if [[ $mode == bench || $mode == all ]]; then
-  sgemm bench --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -40
+  python3 -m sgemm.cli bench --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -40
 fi
 exit $rc
