@@ -49,12 +49,21 @@ class Runner:
 
 
 # -- selection -----------------------------------------------------------------------
+SCHEME_IDS = 30   # ids >= 30 are dispatch schemes (split-K, GEMV, ...), not rungs
+
+
 def ladder(precisions) -> list[Runner]:
-    """Registered kernels of the given precisions, id >= 1, in id order."""
+    """Registered rungs of the given precisions (ids 1..29, in id order), then
+    the dispatcher ('auto': what sgemm.gemm runs by default) per precision.
+    Scheme kernels are reached through 'auto' or by naming them."""
     out = []
     for s in sorted(registry.KERNELS.values(), key=lambda s: s.id):
-        if s.id >= 1 and s.precision in precisions:
+        if 1 <= s.id < SCHEME_IDS and s.precision in precisions:
             out.append(Runner(s.name, "sgemm", s.precision, s.title, s.id, s))
+    for prec in precisions:
+        name = "auto" if prec == "ieee" else f"auto-{prec}"
+        out.append(Runner(name, "sgemm", prec, f"sgemm dispatcher (kernel='auto', "
+                          f"precision={prec!r})", 100, None))
     return out
 
 
@@ -114,6 +123,9 @@ def select(kernels: str | None, precision: str) -> list[Runner]:
             out.append(numpy_runner())
         elif low in ("ladder", "all"):
             out += ladder(precs)
+        elif low == "auto" or low.startswith("auto-"):
+            ps = precs if low == "auto" else (low.split("-", 1)[1],)
+            out += [r for r in ladder(ps) if r.spec is None]
         else:
             try:
                 s = registry.get(item)
@@ -170,12 +182,17 @@ def _bind_sgemm(r: Runner, inp, stream) -> Bound:
     # One plan per input set: planning (checks, kernel choice, compile) stays
     # out of the timed region; execute() only launches.  _ndims admits the
     # 3-D operands of a batched shape (the same path gemm_batched takes).
-    plans = [sgemm.plan(inp.a[i], inp.b[i], outs[i], kernel=r.spec.name, trans_a=sh.ta,
+    kernel = r.spec.name if r.spec is not None else "auto"
+    prec = None if r.spec is not None else r.precision
+    plans = [sgemm.plan(inp.a[i], inp.b[i], outs[i], kernel=kernel, precision=prec,
+                        trans_a=sh.ta,
                         trans_b=sh.tb, _ndims=(3,) if sh.batch > 1 else (2,),
                         _what="bench")
              for i in range(inp.n_sets)]
     b = Bound(inp, stream, outs)
-    b.config = f"{plans[0].params} grid={plans[0].grid} launches={len(plans[0].launches)}"
+    chosen = plans[0].kernel.name if plans[0].kernel is not None else "-"
+    b.config = (f"{chosen} {plans[0].params} grid={plans[0].grid} "
+                f"launches={len(plans[0].launches)}")
     b.launch = lambda i: plans[i].execute(stream=stream)
     return b
 

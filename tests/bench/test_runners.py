@@ -5,8 +5,9 @@ from sgemm.kernels.registry import KERNELS
 
 
 def _ladder(prec="ieee"):
-    return [s.name for s in sorted(KERNELS.values(), key=lambda s: s.id)
-            if s.id >= 1 and s.precision == prec]
+    rungs = [s.name for s in sorted(KERNELS.values(), key=lambda s: s.id)
+             if 1 <= s.id < runners.SCHEME_IDS and s.precision == prec]
+    return rungs + ["auto" if prec == "ieee" else f"auto-{prec}"]
 
 
 def test_default_is_the_registry_ladder_plus_references():
