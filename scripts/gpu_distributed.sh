@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Distributed SGEMM on a GPU host (made for 4 x H200; any GPU count works):
+# install, correctness (one process, then MPI + NCCL with 2 and 4 ranks, small
+# uneven sizes against NumPy), benchmark (N = 32768 and 16384 on 1, 2, 4 GPUs,
+# SUMMA vs the seed-002 scheme vs cuBLAS; then SUMMA under MPI), a scaling
+# plot, and the merged table printed last.  About 6-8 minutes on 4 H200s.
+#
+#   bash scripts/gpu_distributed.sh            # results and logs under $OUT
+#
+# NVLink multicast stays off (NCCL_NVLS_ENABLE=0): on shared H200 hosts a
+# program using it can take the GPUs out of service.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/sgemm-dist-out}; mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1 SGEMM_CACHE_DIR=${SGEMM_CACHE_DIR:-/tmp/sgemm-cache}
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# Open MPI in a VM/container: no CMA single-copy (needs ptrace rights).
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl_sm_single_copy_mechanism=none
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+PY=${PY:-python3}
+SIZES=${SIZES:-32768 16384}
+T0=$SECONDS
+left() { echo $(( ${BUDGET_S:-450} - (SECONDS - T0) )); }
+step() { echo; echo "=== [$((SECONDS - T0)) s] $*"; }
+
+step install
+$PY -m pip install --no-deps --no-build-isolation -q -e . 2>&1 | tail -2
+nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm --format=csv,noheader
+nvidia-smi topo -m > "$OUT/topo.txt" 2>&1 || true
+NGPU=$($PY -c "import cupy; print(cupy.cuda.runtime.getDeviceCount())")
+echo "GPUs: $NGPU; NCCL $($PY -c 'from cupy.cuda import nccl; print(nccl.get_version())' 2>&1)"
+GPUS="1"; for p in 2 4 8; do (( p <= NGPU )) && GPUS="$GPUS $p"; done
+rc=0
+
+step "MPI launcher"
+LAUNCH=""
+if $PY -c "import mpi4py" 2>/dev/null; then
+  pydir=$(dirname "$(command -v $PY)")
+  for cand in "$pydir/mpiexec" "$pydir/mpirun" /usr/bin/mpirun "$(command -v mpirun)" "$(command -v mpiexec)"; do
+    [[ -n $cand && -x $cand ]] || continue
+    ver=$($cand --version 2>&1 | head -5)
+    if grep -qiE "open ?mpi|openrte" <<<"$ver"; then
+      flags=(--allow-run-as-root --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -x PYTHONPATH
+             -x SGEMM_CACHE_DIR -x PYTHONUNBUFFERED -x TORCH_SYMM_MEM_DISABLE_MULTICAST
+             -x NVSHMEM_DISABLE_NVLS)
+      flavor="Open MPI"
+    else
+      flags=(-genv NCCL_NVLS_ENABLE 0)
+      flavor="MPICH-like"
+    fi
+    # Does mpi4py load the MPI library of this launcher?  (Otherwise every
+    # process is a singleton of size 1.)
+    if timeout 60 $cand "${flags[@]}" -n 2 $PY -c \
+        "import sys; from mpi4py import MPI; sys.exit(0 if MPI.COMM_WORLD.Get_size() == 2 else 3)" \
+        >"$OUT/mpi-probe.log" 2>&1; then
+      LAUNCH="$cand"; echo "using $cand ($flavor): $(head -1 <<<"$ver")"; break
+    else
+      echo "skipping $cand ($flavor): mpi4py does not see 2 ranks under it"
+    fi
+  done
+else
+  echo "mpi4py is not installed: MPI runs skipped (carry wheels: pip download mpi4py mpich)"
+fi
+mpi() { local n=$1; shift; timeout "${TMO:-180}" "$LAUNCH" "${flags[@]}" -n "$n" "$@"; }
+
+step "correctness, one process (sgemm.multi_gpu), ${NGPU} GPU(s)"
+timeout 180 $PY -m sgemm.distributed.selftest --inproc "$NGPU" --backend cupy \
+  2>&1 | tee "$OUT/check-inproc.log" | tail -3
+(( PIPESTATUS[0] == 0 )) || rc=1
+if (( NGPU >= 2 )); then
+  timeout 120 $PY -m sgemm.distributed.selftest --inproc 2 --backend cupy --cases quick \
+    --local-gemm cublas 2>&1 | tee -a "$OUT/check-inproc.log" | tail -1
+  (( PIPESTATUS[0] == 0 )) || rc=1
+fi
+
+if [[ -n $LAUNCH ]]; then
+  for n in 2 4; do
+    (( n <= NGPU )) || continue
+    step "correctness, MPI + NCCL, $n ranks"
+    TMO=180 mpi "$n" $PY -m sgemm.distributed.selftest --backend cupy --expect-size "$n" \
+      2>&1 | tee "$OUT/check-mpi$n.log" | tail -2
+    (( PIPESTATUS[0] == 0 )) || rc=1
+  done
+  step "failure handling: a raising rank must end the job"
+  TMO=120 mpi 2 $PY -m sgemm.distributed.selftest --backend cupy --cases quick --fault raise \
+    --fault-rank 1 --fault-step 2 --timeout 20 --watchdog 60 >"$OUT/check-fault.log" 2>&1
+  frc=$?
+  echo "exit status $frc (expected non-zero): $(grep -m1 -o 'injected fault[^:]*' "$OUT/check-fault.log")"
+  (( frc != 0 && frc != 124 )) || rc=1
+fi
+
+step "benchmark, one process driving $GPUS GPU(s)  ($(left) s left)"
+budget=$(( $(left) - 120 )); (( budget < 60 )) && budget=60
+timeout $(( budget + 90 )) $PY bench/distributed_bench.py --gpus $GPUS --sizes $SIZES \
+  --local-gemm sgemm cublas --budget-s "$budget" --out "$OUT/dist_threads.json" \
+  2>&1 | tee "$OUT/bench-threads.log" | grep -v "^ " | tail -3
+JSONS=("$OUT/dist_threads.json")
+
+if [[ -n $LAUNCH ]]; then
+  for n in 4 2; do
+    (( n <= NGPU )) || continue
+    (( $(left) > 70 )) || { echo "no time left for the MPI benchmark on $n GPUs"; continue; }
+    step "benchmark, MPI, $n processes  ($(left) s left)"
+    TMO=$(( $(left) - 10 )) mpi "$n" $PY bench/distributed_bench.py --launcher mpi \
+      --sizes $SIZES --reps 2 --budget-s $(( $(left) - 40 )) --out "$OUT/dist_mpi$n.json" \
+      2>&1 | tee "$OUT/bench-mpi$n.log" | tail -4
+    [[ -s $OUT/dist_mpi$n.json ]] && JSONS+=("$OUT/dist_mpi$n.json")
+  done
+fi
+
+step "plot"
+$PY bench/plot_scaling.py "${JSONS[@]}" --out "$OUT/scaling.png" 2>&1 | tail -1
+
+step "results (check column: sampled max relative error)"
+$PY bench/distributed_bench.py --merge "${JSONS[@]}" --out "$OUT/distributed.json"
+echo "correctness: $([[ $rc == 0 ]] && echo PASSED || echo FAILED)"
+exit $rc

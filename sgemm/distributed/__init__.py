@@ -1,0 +1,35 @@
+"""Multi-GPU / multi-node SGEMM: SUMMA on a 2-D block-cyclic process grid.
+
+One process per GPU under MPI (``mpirun -n P python app.py``), NCCL for the
+panel broadcasts, sgemm.gemm for the local products; or the same algorithm
+on CPUs with NumPy blocks and MPI collectives (what CI runs).  See
+docs/distributed.md.
+
+    from sgemm import distributed as dist
+
+    def main():
+        ctx = dist.init("cupy")                   # "numpy" on CPUs
+        C = ctx.gemm_global(A, B)                  # A, B on rank 0; C back on rank 0
+
+    dist.run(main, comm=MPI.COMM_WORLD)            # any failing rank aborts the job
+
+Importing this package needs neither mpi4py nor CuPy; ``init`` needs mpi4py,
+the "cupy" backend CuPy with NCCL.
+"""
+from .backend import COMM, COMPUTE, Backend, BcastOp, RankContext
+from .context import DistContext, init, local
+from .grid import ProcessGrid, choose_grid
+from .guard import (DistributedError, DistributedTimeoutError, Watchdog, abort_on_error,
+                    ensure_nccl_env, run)
+from .layout import AxisCyclic, Block, BlockCyclic, GemmLayout, default_kb, gemm_layout
+from .redistribute import gather_matrix, scatter_matrix
+from .summa import RankStats, SummaStats, summa
+
+__all__ = [
+    "init", "local", "DistContext", "ProcessGrid", "choose_grid",
+    "AxisCyclic", "Block", "BlockCyclic", "GemmLayout", "gemm_layout", "default_kb",
+    "summa", "SummaStats", "RankStats", "scatter_matrix", "gather_matrix",
+    "Backend", "BcastOp", "RankContext", "COMPUTE", "COMM",
+    "run", "abort_on_error", "Watchdog", "ensure_nccl_env",
+    "DistributedError", "DistributedTimeoutError",
+]
