@@ -18,7 +18,9 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # Open MPI in a VM/container: no CMA single-copy (needs ptrace rights).
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl_sm_single_copy_mechanism=none
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-PY=${PY:-python3}
+# Absolute path: mpirun-spawned ranks may not see the same PATH (seen on the
+# 4xH200 machine: ranks found a python3 without mpi4py).
+PY=${PY:-$(command -v python3)}
 SIZES=${SIZES:-32768 16384}
 T0=$SECONDS
 left() { echo $(( ${BUDGET_S:-450} - (SECONDS - T0) )); }
