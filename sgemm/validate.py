@@ -17,7 +17,7 @@ F32 = np.dtype(np.float32)
 def scalar(name: str, v) -> float:
     """alpha/beta: a finite real number."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-        if isinstance(v, numbers.Complex):
+        if isinstance(v, numbers.Complex) and not isinstance(v, (bool, np.bool_)):
             raise ArgumentTypeError(f"{name}={v!r} is complex; sgemm is real FP32")
         raise ArgumentTypeError(f"{name} must be a real number, got {type(v).__name__} {v!r}")
     f = float(v)
