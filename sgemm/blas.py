@@ -75,10 +75,12 @@ def sgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, *,
     dA, dB, dC = describe(A, "A"), describe(B, "B"), describe(C, "C")
     for d in (dA, dB, dC):
         V.dtype(d)
-        if d.ndim != 1 and not (d.size <= 1 or _contiguous(d)):
-            raise ArgumentError(f"sgemm: {d.name} must be a flat (1-D or contiguous) buffer, "
+        if d.size > 1 and not _contiguous(d):
+            raise ArgumentError(f"sgemm: {d.name} must be a contiguous buffer (the BLAS "
+                                f"interface addresses it through its leading dimension), "
                                 f"got shape {d.shape} strides {d.strides}")
     V.same_place([dA, dB, dC])
+    V.kernel(kernel, precision)
     V.writeable(dC)
     if m == 0 or n == 0 or ((alpha == 0.0 or k == 0) and beta == 1.0):
         return C

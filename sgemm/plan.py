@@ -135,6 +135,7 @@ class Plan:
         tb = V.flag("trans_b", trans_b)
         if precision is not None:
             V.precision(precision)
+        V.kernel(kernel, precision)
         A, B = describe(a, "a"), describe(b, "b")
         C = describe(c, "c") if c is not None else None
         descs = [A, B] + ([C] if C is not None else [])

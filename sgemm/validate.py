@@ -40,6 +40,17 @@ def precision(v) -> str:
     return v
 
 
+def kernel(name, prec: str | None) -> None:
+    """kernel=: 'auto' or a registered name/id whose precision agrees."""
+    if name is None or name == "auto":
+        return
+    from .kernels import registry
+    spec = registry.get(name)
+    if prec is not None and prec != spec.precision:
+        raise ArgumentError(f"kernel={spec.name!r} computes with precision={spec.precision!r} "
+                            f"but precision={prec!r} was asked for")
+
+
 def dtype(d: ArrayDesc) -> None:
     if d.dtype != F32:
         raise ArgumentTypeError(f"{d.name} has dtype {d.dtype}; sgemm computes in float32 "

@@ -136,7 +136,8 @@ def _damage(path: Path, how: str, other: Path | None = None):
         raw[0] ^= 0x01                        # '{' -> 'z': not JSON any more
     elif how == "flip-symbols":
         meta = json.loads(raw[:head_len])
-        (mangled,) = meta["symbols"].values()
+        ((_, mangled),) = meta["symbols"]      # [["s:<expr>", "b:<mangled>"]]
+        mangled = mangled[2:]
         i = raw.index(mangled.encode(), 0, head_len)
         raw[i + len(mangled) // 2] ^= 0x01    # still JSON, names another symbol
     elif how == "empty":
@@ -155,10 +156,7 @@ def _damage(path: Path, how: str, other: Path | None = None):
 
 
 DAMAGE = ["truncate", "flip-cubin", "flip-header", "empty", "trailing-garbage", "other-key",
-          "header-only",
-          pytest.param("flip-symbols", marks=pytest.mark.xfail(
-              strict=False, reason="the checksum covers the cubin only; the JSON header "
-              "(symbol mapping, ptxas log) is not protected"))]
+          "header-only", "flip-symbols"]
 
 
 @pytest.mark.parametrize("how", DAMAGE)
@@ -235,10 +233,10 @@ def test_unusable_cache_dir_still_compiles(monkeypatch, tmp_path):
     blocker.write_text("not a directory")
     monkeypatch.setenv("SGEMM_CACHE_DIR", str(blocker / "cache"))
     compiler._memory.clear()
+    monkeypatch.setattr(compiler, "_warned", [False])
     try:
-        c = compiler.compile_kernel(SRC, EXPR, ARCH)
-    except OSError as e:
-        pytest.xfail(f"compile_kernel fails when the cache dir is unusable: {e!r}")
+        with pytest.warns(UserWarning, match="kernel cache .* is unusable"):
+            c = compiler.compile_kernel(SRC, EXPR, ARCH)
     finally:
         compiler._memory.clear()
     assert c.cubin

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import ArgumentError
 from .ladder import LADDER
 from .spec import KernelSpec
 
@@ -46,7 +47,7 @@ def get(kernel: str | int) -> KernelSpec:
         if key == str(s.id):
             return s
     names = ", ".join(f"{s.id}:{s.name}" for s in KERNELS.values())
-    raise ValueError(f"kernel={kernel!r} is not registered; choose one of {names} or 'auto'")
+    raise ArgumentError(f"kernel={kernel!r} is not registered; choose one of {names} or 'auto'")
 
 
 def source_path(spec: KernelSpec) -> Path:

@@ -46,6 +46,8 @@ def debug_enabled() -> bool:
 
 @lru_cache(maxsize=None)
 def nvrtc_version() -> tuple[int, int]:
+    from .device import ensure_imports
+    ensure_imports()
     from cuda.bindings import nvrtc
     err, major, minor = nvrtc.nvrtcVersion()
     if int(err) != 0:
@@ -122,16 +124,26 @@ def _read_entry(path: Path, key: str) -> Compiled | None:
         meta = json.loads(head)
         if meta.get("key") != key or hashlib.sha256(cubin).hexdigest() != meta.get("sha256"):
             return None
+        if meta.get("meta_sha256") != _meta_digest(meta):
+            return None
         symbols = {_dec(k): _dec(v) for k, v in meta["symbols"]}
         return Compiled(key, cubin, symbols, meta["log"], meta["arch"], meta["name"])
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
 
 
+def _meta_digest(meta: dict) -> str:
+    """Checksum of the header itself (symbols, log, ...), so a damaged
+    header is caught like a damaged cubin."""
+    body = {k: v for k, v in meta.items() if k != "meta_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
 def _write_entry(path: Path, c: Compiled) -> None:
     meta = {"key": c.key, "sha256": hashlib.sha256(c.cubin).hexdigest(),
-            "symbols": [[_enc(k), _enc(v)] for k, v in c.symbol_mapping.items()], "log": c.log, "arch": c.arch,
-            "name": c.name_expression}
+            "symbols": [[_enc(k), _enc(v)] for k, v in c.symbol_mapping.items()],
+            "log": c.log, "arch": c.arch, "name": c.name_expression}
+    meta["meta_sha256"] = _meta_digest(meta)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cubin")
     try:
@@ -184,6 +196,8 @@ def _lock_for(key: str) -> threading.Lock:
 def nvrtc_compile(source_file: str, name_expression: str, arch: str,
                   extra: tuple[str, ...] = (), debug: bool | None = None) -> Compiled:
     """Compile one template instantiation to a cubin (no cache)."""
+    from .device import ensure_imports
+    ensure_imports()
     from cuda.core import Program, ProgramOptions
 
     debug = debug_enabled() if debug is None else debug
@@ -217,17 +231,33 @@ def compile_kernel(source_file: str, name_expression: str, arch: str,
             return hit
         path = cache_dir() / f"{key}.cubin"
         c = _read_entry(path, key) if use_cache else None
-        if c is None:
-            with _FileLock(cache_dir() / f"{key}.lock"):
-                c = _read_entry(path, key) if use_cache else None
-                if c is None:
-                    c = nvrtc_compile(source_file, name_expression, arch, extra, debug)
-                    if use_cache:
+        if c is None and use_cache:
+            try:
+                with _FileLock(cache_dir() / f"{key}.lock"):
+                    c = _read_entry(path, key)
+                    if c is None:
+                        c = nvrtc_compile(source_file, name_expression, arch, extra, debug)
                         _write_entry(path, c)
                         if debug:
                             dump_sass(c, path.with_suffix(".sass"))
+            except OSError as e:
+                # An unusable cache directory costs speed, never correctness.
+                _warn_cache(e)
+        if c is None:
+            c = nvrtc_compile(source_file, name_expression, arch, extra, debug)
         _memory[key] = c
         return c
+
+
+_warned: list[bool] = [False]
+
+
+def _warn_cache(e: OSError) -> None:
+    if not _warned[0]:
+        _warned[0] = True
+        import warnings
+        warnings.warn(f"sgemm: kernel cache at {cache_dir()} is unusable ({e}); compiling "
+                      f"without it (set {CACHE_ENV} to a writable directory)", stacklevel=3)
 
 
 _RE_ENTRY = re.compile(r"Compiling entry function '([^']+)'")

@@ -5,6 +5,7 @@ driver) can import sgemm and learns about it only when it asks.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -49,10 +50,29 @@ def arch_for(cc: tuple[int, int]) -> str:
     return "sm_90a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
 
 
+_import_lock = threading.Lock()
+_imported = [False]
+
+
+def ensure_imports() -> None:
+    """Import cuda.core and cuda.bindings once, under a lock.  Their first
+    import is not safe to race: eight threads making their first sgemm call
+    at once saw "cannot import name 'Device' from 'cuda.core.cu13'"."""
+    if _imported[0]:
+        return
+    with _import_lock:
+        if not _imported[0]:
+            import cuda.bindings.driver  # noqa: F401
+            import cuda.bindings.nvrtc  # noqa: F401
+            import cuda.core  # noqa: F401
+            _imported[0] = True
+
+
 @lru_cache(maxsize=1)
 def device_count() -> int:
     """Number of CUDA devices; 0 when there is no driver or no GPU."""
     try:
+        ensure_imports()
         from cuda.bindings import driver
         (err,) = driver.cuInit(0)
         if int(err) != 0:
