@@ -14,7 +14,7 @@ export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
 rc=0
 if [[ $mode == tests || $mode == all ]]; then
-  python3 -m pytest -q -m gpu -x -p no:cacheprovider "$@" 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
+  python3 -m pytest -q -m gpu -p no:cacheprovider "$@" 2>&1 | tee "$OUT/gpu-tests.log" | tail -15
   rc=${PIPESTATUS[0]}
 fi
 if [[ $mode == bench || $mode == all ]]; then
