@@ -1,49 +1,457 @@
-"""Kernel choice for kernel="auto".
+"""Kernel, tile and scheme choice: shape-aware dispatch for kernel="auto".
 
-Rule (stated, until a tuned table exists for the device): among registered
-kernels of the requested precision that run on this device, take the one
-with the highest ``extra["auto"]`` priority (the fastest rung, as measured),
-falling back to the highest ladder rung up to 11; its own size rule then
-picks the tile configuration.
+Order of authority, first match wins:
+
+1. **Tuned table** for this GPU (``sgemm tune`` writes it): the user's table
+   ``cache_dir()/tuned/<gpu-key>.json`` (or ``$SGEMM_TUNED_TABLE``), else the
+   one shipped in ``sgemm/data/tuned-<gpu-key>.json``, else a shipped table
+   of a sibling GPU with the same SM count and arch (H100 SXM <- H200).  Keyed by GPU name, SM count and arch
+   (the file) and by *shape class* (the entry): m, n, k bucketed to half
+   octaves (exact up to 16), batch to octaves, the transposes, whether the
+   operands allow float4 access and whether m, n, k fill whole tiles.  An entry is used only if its kernel is
+   registered, has the requested precision and ``can_implement`` its params on
+   this device.  ``SGEMM_TUNED=0`` turns tables off (heuristic only).
+2. **Heuristic** (stated, for FP32 "ieee"; other precisions take their
+   highest-priority spec and its own size rule):
+     a. m or n <= 16                  -> gemv (warp per output strip, big operand
+                                         read once; schemes.choose_gemv)
+     b. batch 1, k >= 4*max(m, n) and the output holds fewer than two waves of
+        64x64 tiles                   -> split-K over the tile kernel (slices
+                                         to fill ~2 waves, >= 256 deep each)
+     c. batch 1, 2mnk <= 2*512^3     -> small path (small tiles, BK=32, the
+                                         largest tile whose grid fills the SMs)
+     d. otherwise                     -> the direct kernel with the highest
+                                         ``extra["auto"]`` priority, tile chosen
+                                         by its own rule; grids count the batch
+                                         (z) toward the waves.
+Nothing is tuned at call time unless asked (``sgemm tune``, ``tune.autotune``).
+
+``choose(prob, dev, kernel, precision) -> (spec, params)`` keeps its old
+contract for explicit kernels; ``select`` adds the scheme name, and
+``scheme_launches`` builds the two launches (and the workspace) of split-K.
 """
 from __future__ import annotations
 
-from .errors import ArgumentError
+import json
+import math
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ArgumentError, OutOfMemoryError
 from .kernels import registry
 from .kernels.params import TileParams
 from .kernels.spec import KernelSpec
 from .problem import Problem
 from .runtime.device import DeviceInfo
 
+TABLE_FORMAT = 2
+DATA_DIR = Path(__file__).resolve().parent / "data"
+WORKSPACE_MAX_BYTES = 512 << 20
 
+
+# ---- keys -----------------------------------------------------------------------------
+def gpu_key(dev: DeviceInfo) -> str:
+    """'nvidia-h100-80gb-hbm3-sm132-sm_90a': name, SM count, arch."""
+    name = re.sub(r"[^a-z0-9]+", "-", dev.name.lower()).strip("-")
+    return f"{name}-sm{dev.sm_count}-{dev.arch}"
+
+
+def _bucket(x: int) -> int:
+    """Exact up to 16 (gemv territory), else the nearest half octave
+    (..., 2048, 2896, 4096, ...), 17..22 labelled 23 to stay apart from 16."""
+    if x <= 16:
+        return int(x)
+    return max(23, int(round(2 ** (round(2 * math.log2(x)) / 2))))
+
+
+def _bbucket(b: int) -> int:
+    return 1 if b <= 1 else int(2 ** round(math.log2(b)))
+
+
+def shape_class(prob: Problem) -> str:
+    """'m4096-n4096-k4096-b1-NN-a-f': half-octave buckets of m, n, k (exact up
+    to 16), octave of the batch, transposes, a/u (float4-aligned operands or
+    not) and f/p (m and n multiples of 128 and k of 32 -- whole tiles -- or
+    not: 1000 and 1024 share a bucket but not their best kernel)."""
+    fit = prob.m % 128 == 0 and prob.n % 128 == 0 and prob.k % 32 == 0
+    return (f"m{_bucket(prob.m)}-n{_bucket(prob.n)}-k{_bucket(prob.k)}-b{_bbucket(prob.batch)}"
+            f"-{prob.transposes}-{'a' if prob.aligned else 'u'}-{'f' if fit else 'p'}")
+
+
+# ---- tuned tables ----------------------------------------------------------------------
+def user_table_path(dev: DeviceInfo) -> Path:
+    from .runtime.compiler import cache_dir
+    return cache_dir() / "tuned" / f"{gpu_key(dev)}.json"
+
+
+def shipped_table_path(dev: DeviceInfo) -> Path:
+    return DATA_DIR / f"tuned-{gpu_key(dev)}.json"
+
+
+def tables_enabled() -> bool:
+    return os.environ.get("SGEMM_TUNED", "1") not in ("0", "off", "no", "")
+
+
+@dataclass
+class TunedTable:
+    gpu: str
+    entries: dict            # shape class -> {"kernel", "params", "time_ms", ...}
+    path: Path | None = None
+
+    @classmethod
+    def empty(cls, gpu: str, path: Path | None = None) -> "TunedTable":
+        return cls(gpu, {}, path)
+
+    @classmethod
+    def load(cls, path: Path) -> "TunedTable | None":
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("format") != TABLE_FORMAT:
+            return None
+        return cls(data.get("gpu", ""), dict(data.get("entries", {})), Path(path))
+
+    def save(self, path: Path | None = None) -> Path:
+        import tempfile
+        path = Path(path or self.path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"format": TABLE_FORMAT, "gpu": self.gpu,
+                "entries": dict(sorted(self.entries.items()))}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, path)
+        self.path = path
+        return path
+
+    def put(self, cls_key: str, spec: KernelSpec, params: TileParams, **info) -> None:
+        e = {"kernel": spec.name, "params": params.as_dict()}
+        e.update(info)
+        self.entries[cls_key] = e
+
+    def get(self, cls_key: str):
+        return self.entries.get(cls_key)
+
+
+_tables: dict[tuple, list] = {}
+_memo: dict[tuple, tuple] = {}          # auto choices, cleared with the tables
+_session: dict[str, TunedTable] = {}     # in-memory entries (autotune without saving)
+_tables_lock = threading.Lock()
+
+
+def sibling_table_path(dev: DeviceInfo) -> Path | None:
+    """A shipped table of another GPU with the same SM count and arch (an H100
+    SXM uses the H200's: same SMs and clocks, only the memory differs)."""
+    same = sorted(DATA_DIR.glob(f"tuned-*-sm{dev.sm_count}-{dev.arch}.json"))
+    return same[0] if same else None
+
+
+def load_tables(dev: DeviceInfo) -> list[TunedTable]:
+    """Tables in order of authority: this process's (autotune), the user's
+    (``sgemm tune``; or $SGEMM_TUNED_TABLE), the shipped one for this GPU,
+    else a shipped sibling (same SM count and arch)."""
+    key = gpu_key(dev)
+    out = []
+    if key in _session:
+        out.append(_session[key])
+    ck = (key, "files", os.environ.get("SGEMM_TUNED_TABLE"), os.environ.get("SGEMM_CACHE_DIR"))
+    with _tables_lock:
+        files = _tables.get(ck)
+        if files is None:
+            files = []
+            shipped = shipped_table_path(dev)
+            if not shipped.exists():
+                shipped = sibling_table_path(dev) or shipped
+            for path in (_override_path() or user_table_path(dev), shipped):
+                t = TunedTable.load(path) if path.exists() else None
+                if t is not None:
+                    files.append(t)
+            _tables[ck] = files
+    return out + files
+
+
+def _override_path() -> Path | None:
+    p = os.environ.get("SGEMM_TUNED_TABLE")
+    return Path(p) if p else None
+
+
+def forget_tables() -> None:
+    """Drop cached tables and memoized choices (after a table changed)."""
+    with _tables_lock:
+        _tables.clear()
+        _memo.clear()
+
+
+def session_table(dev: DeviceInfo) -> TunedTable:
+    """This process's table (autotune without saving); call forget_tables()
+    after changing it."""
+    key = gpu_key(dev)
+    if key not in _session:
+        _session[key] = TunedTable.empty(key)
+    return _session[key]
+
+
+def entry_params(entry: dict) -> TileParams:
+    fields = TileParams().as_dict()
+    return TileParams(**{k: int(v) for k, v in entry["params"].items() if k in fields})
+
+
+def lookup(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
+           ) -> tuple[KernelSpec, TileParams] | None:
+    """The tuned choice for this problem's shape class, if a usable one exists."""
+    if not tables_enabled():
+        return None
+    cls_key = shape_class(prob)
+    for table in load_tables(dev):
+        e = table.get(cls_key)
+        if not e:
+            continue
+        try:
+            spec = registry.get(e["kernel"])
+            params = entry_params(e)
+        except (ValueError, KeyError, TypeError):
+            continue
+        if spec.precision != precision or dev.cc_int < spec.min_cc:
+            continue
+        if spec.can_implement(params, dev.smem_optin):
+            continue
+        if params.split_k > 1 and prob.batch != 1 and e.get("batched_split") is not True:
+            continue
+        return spec, params
+    return None
+
+
+# ---- heuristic ----------------------------------------------------------------------------
 def candidates(precision: str, dev: DeviceInfo) -> list[KernelSpec]:
     return [s for s in registry.KERNELS.values()
             if s.precision == precision and dev.cc_int >= s.min_cc and s.id >= 1]
 
 
+def scheme_name(spec: KernelSpec) -> str:
+    return spec.extra.get("scheme", "direct")
+
+
 def auto_spec(precision: str, dev: DeviceInfo) -> KernelSpec:
+    """The best direct (single-launch, general-shape) kernel by declared
+    priority ``extra["auto"]``; without priorities, the highest rung <= 11."""
     cands = candidates(precision, dev)
     if not cands:
         raise ArgumentError(f"precision={precision!r}: no registered kernel runs on "
                             f"{dev.name} (sm_{dev.cc_int})")
-    ranked = [s for s in cands if "auto" in s.extra]
+    direct = [s for s in cands if scheme_name(s) == "direct"] or cands
+    ranked = [s for s in direct if "auto" in s.extra]
     if ranked:
         return max(ranked, key=lambda s: (s.extra["auto"], s.id))
-    ladder = [s for s in cands if s.id <= 11] or cands
+    ladder = [s for s in direct if s.id <= 11] or direct
     return max(ladder, key=lambda s: s.id)
 
 
+def spec_params(spec: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams:
+    """A spec's own size rule: ``extra["choose"]`` if it has one, else the
+    generic large/small rule of KernelSpec.choose."""
+    fn = spec.extra.get("choose")
+    if fn is not None:
+        return fn(prob, dev.sm_count)
+    return spec.choose(prob, dev.sm_count)
+
+
+def _scheme_spec(name: str, dev: DeviceInfo) -> KernelSpec | None:
+    for s in registry.KERNELS.values():
+        if scheme_name(s) == name and s.precision == "ieee" and dev.cc_int >= s.min_cc:
+            return s
+    return None
+
+
+def wants_splitk(prob: Problem, dev: DeviceInfo) -> bool:
+    """Rule b: deep K against a small output, one problem (no batch)."""
+    if prob.batch != 1 or prob.k < 4 * max(prob.m, prob.n) or prob.k < 1024:
+        return False
+    tiles64 = math.ceil(prob.m / 64) * math.ceil(prob.n / 64)
+    return tiles64 < 2 * dev.sm_count
+
+
+def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
+              ) -> tuple[KernelSpec, TileParams]:
+    if precision == "ieee":
+        from .kernels import schemes as S
+        gemv = _scheme_spec("gemv", dev)
+        if gemv is not None and S.gemv_applies(prob):
+            return gemv, spec_params(gemv, prob, dev)
+        split = _scheme_spec("splitk", dev)
+        if split is not None and wants_splitk(prob, dev):
+            p = spec_params(split, prob, dev)
+            if p.split_k > 1:
+                return split, p
+        small = _scheme_spec("small", dev)
+        if small is not None and S.is_small(prob):
+            return small, spec_params(small, prob, dev)
+    spec = auto_spec(precision, dev)
+    return spec, spec_params(spec, prob, dev)
+
+
+# ---- the public entry points ---------------------------------------------------------------
 def choose(prob: Problem, dev: DeviceInfo, kernel, precision: str | None
            ) -> tuple[KernelSpec, TileParams]:
     if kernel is None or kernel == "auto":
-        spec = auto_spec(precision or "ieee", dev)
-    else:
-        spec = registry.get(kernel)
-        if precision is not None and precision != spec.precision:
-            raise ArgumentError(f"kernel={spec.name!r} computes with precision="
-                                f"{spec.precision!r} but precision={precision!r} was asked for")
-        if dev.cc_int < spec.min_cc:
-            raise ArgumentError(f"kernel={spec.name!r} needs compute capability "
-                                f"{spec.min_cc / 10:.1f} but {dev.name} is sm_{dev.cc_int}")
-    params = spec.choose(prob, dev.sm_count)
-    return spec, params
+        prec = precision or "ieee"
+        mk = (prob.m, prob.n, prob.k, prob.batch, prob.ta, prob.tb, prob.aligned, prec,
+              dev.name, dev.sm_count, dev.cc, tables_enabled(),
+              os.environ.get("SGEMM_TUNED_TABLE"), os.environ.get("SGEMM_CACHE_DIR"))
+        hit = _memo.get(mk)
+        if hit is None:
+            hit = lookup(prob, dev, prec) or heuristic(prob, dev, prec)
+            if len(_memo) > 4096:
+                _memo.clear()
+            _memo[mk] = hit
+        return hit
+    spec = registry.get(kernel)
+    if precision is not None and precision != spec.precision:
+        raise ArgumentError(f"kernel={spec.name!r} computes with precision="
+                            f"{spec.precision!r} but precision={precision!r} was asked for")
+    if dev.cc_int < spec.min_cc:
+        raise ArgumentError(f"kernel={spec.name!r} needs compute capability "
+                            f"{spec.min_cc / 10:.1f} but {dev.name} is sm_{dev.cc_int}")
+    return spec, spec_params(spec, prob, dev)
+
+
+def scheme_for(spec: KernelSpec, params: TileParams, prob: Problem | None = None) -> str:
+    """'splitk' when the params split K (two launches), else the spec's scheme
+    name ('direct', 'small', 'gemv'): all of those are one launch."""
+    if params.split_k > 1 and spec.plain is False and (prob is None or prob.k > 1):
+        return "splitk"
+    s = scheme_name(spec)
+    return "direct" if s == "splitk" else s
+
+
+def select(prob: Problem, dev: DeviceInfo, kernel="auto", precision: str | None = None
+           ) -> tuple[KernelSpec, TileParams, str]:
+    spec, params = choose(prob, dev, kernel, precision)
+    return spec, params, scheme_for(spec, params, prob)
+
+
+# ---- split-K launches ---------------------------------------------------------------------
+def _launch_cls():
+    from .plan import Launch
+
+    @dataclass(frozen=True)
+    class WorkspaceLaunch(Launch):
+        """A launch that keeps its workspace alive as long as the plan holds it."""
+        workspace: object = None
+
+    return WorkspaceLaunch
+
+
+_WL = None
+
+
+def allocate_workspace(nfloats: int, device_id: int):
+    """(owner, pointer) of nfloats float32 on the device, through CuPy's pool
+    (cuda.core's allocator where CuPy is missing)."""
+    nbytes = max(4 * nfloats, 16)
+    if nbytes > WORKSPACE_MAX_BYTES:
+        raise OutOfMemoryError(f"split-K workspace of {nbytes} B exceeds the "
+                               f"{WORKSPACE_MAX_BYTES} B cap")
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    if cupy is not None:
+        try:
+            with cupy.cuda.Device(device_id):
+                buf = cupy.empty(max(nfloats, 4), dtype=cupy.float32)
+        except cupy.cuda.memory.OutOfMemoryError as e:
+            raise OutOfMemoryError(f"split-K workspace of {nbytes} B: {e}") from None
+        return buf, int(buf.data.ptr)
+    from cuda.core import Device
+    buf = Device(device_id).allocate(nbytes)
+    return buf, int(buf.handle)
+
+
+def splitk_geometry(prob: Problem, params: TileParams) -> dict:
+    from .kernels.schemes import split_slices
+    kc, full, rem = split_slices(prob.k, params.split_k, params.BK)
+    slices = full + (1 if rem else 0)
+    mpad = -(-prob.m // 4) * 4
+    return {"kc": kc, "full": full, "rem": rem, "slices": slices, "ldw": mpad,
+            "stride_w": mpad * prob.n, "floats": slices * mpad * prob.n}
+
+
+def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParams,
+                    scheme: str, dev: DeviceInfo) -> list:
+    """Launches for a two-launch scheme (today: 'splitk').  Slice s of the
+    K range goes to workspace slot s by running ``spec`` as a strided batch
+    (K' = slice depth, A/B advanced by one slice per batch entry, alpha=1,
+    beta=0), a shorter last slice as one more launch; then the ordered
+    reduction applies alpha/beta into C.  Batched problems split each batch
+    entry in turn (the workspace is reused; launches are stream-ordered)."""
+    global _WL
+    if scheme != "splitk":
+        raise ValueError(f"scheme {scheme!r} has no special launches")
+    from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC
+    from .plan import Launch, _split_for_grid
+    from .runtime import launcher
+    if _WL is None:
+        _WL = _launch_cls()
+    geo = [splitk_geometry(p, params) for p in problems]
+    need_floats = max(g["floats"] for g in geo)
+    owner, ws = allocate_workspace(need_floats, dev.id)
+    base_params = params.replace(split_k=1)
+    out: list = []
+    first = True
+    for prob, g in zip(problems, geo):
+        kc, full, rem, ldw, sw = g["kc"], g["full"], g["rem"], g["ldw"], g["stride_w"]
+        sa_slice = kc if prob.ta else kc * prob.lda
+        sb_slice = kc * prob.ldb if prob.tb else kc
+        for z in range(prob.batch):
+            a0 = prob.a + 4 * z * prob.stride_a
+            b0 = prob.b + 4 * z * prob.stride_b
+            c0 = prob.c + 4 * z * prob.stride_c
+            parts = []
+            if full:
+                parts.append(Problem(m=prob.m, n=prob.n, k=kc, ta=prob.ta, tb=prob.tb,
+                                     a=a0, lda=prob.lda, b=b0, ldb=prob.ldb, c=ws, ldc=ldw,
+                                     alpha=1.0, beta=0.0, batch=full, stride_a=sa_slice,
+                                     stride_b=sb_slice, stride_c=sw))
+            if rem:
+                parts.append(Problem(m=prob.m, n=prob.n, k=rem, ta=prob.ta, tb=prob.tb,
+                                     a=a0 + 4 * full * sa_slice, lda=prob.lda,
+                                     b=b0 + 4 * full * sb_slice, ldb=prob.ldb,
+                                     c=ws + 4 * full * sw, ldc=ldw, alpha=1.0, beta=0.0,
+                                     batch=1))
+            for part in parts:
+                for piece in _split_for_grid(part, spec, base_params):
+                    aligned = spec.vector_loads and piece.aligned
+                    k = launcher.get_kernel(spec, base_params, piece.ta, piece.tb, aligned, dev)
+                    cls = _WL if first else Launch
+                    kw = {"workspace": owner} if first else {}
+                    out.append(cls(k, spec.grid(piece, base_params), spec.block(base_params),
+                                   spec.dynamic_smem(base_params), spec.args(piece), **kw))
+                    first = False
+            vec = c0 % 16 == 0 and prob.ldc % 4 == 0
+            rspec = REDUCE_VEC if vec else REDUCE_SCALAR
+            rp = rspec.configs["default"]
+            kr = launcher.get_kernel(rspec, rp, False, False, False, dev)
+            v = 4 if vec else 1
+            grid = (math.ceil(prob.m / (256 * v)), min(prob.n, 65535), 1)
+            args = (np.int32(prob.m), np.int32(prob.n), np.int32(g["slices"]), ws, ldw, sw,
+                    np.float32(prob.alpha), np.float32(prob.beta), c0, prob.ldc)
+            out.append(Launch(kr, grid, 256, 0, args))
+    return out
+
+
+# ---- introspection helpers ---------------------------------------------------------------
+def explain(prob: Problem, dev: DeviceInfo, precision: str = "ieee") -> dict:
+    """Why auto picks what it picks (CLI/debugging)."""
+    hit = lookup(prob, dev, precision)
+    spec, params = hit if hit is not None else heuristic(prob, dev, precision)
+    return {"shape_class": shape_class(prob), "gpu": gpu_key(dev),
+            "source": "tuned" if hit is not None else "heuristic",
+            "kernel": spec.name, "params": params.as_dict(),
+            "scheme": scheme_for(spec, params, prob),
+            "grid": spec.grid(prob, params.replace(split_k=1))}

@@ -1,0 +1,334 @@
+"""Dispatch schemes (issue 5): kernels the dispatcher uses for shapes the
+ladder's square-tile rungs serve badly.  ids 30+; registered through
+``registry._families`` (this module's ``SPECS``).
+
+    30 tile    general warp-tiled FFMA GEMM (30_tile.cu), direct launch
+    31 small   the same template, small tiles and deep BK: problems <= ~512^3
+    32 splitk  K split into slices: the tile kernel runs as a strided batch
+               over the slices into a workspace, then 32_splitk_reduce.cu sums
+               the slices in a fixed order and applies alpha/beta (two
+               launches, deterministic).  Any SGEMM_PARAMS kernel can be the
+               first launch; this spec names the tile kernel.
+    33 gemv    m or n <= 16: the big operand read once, coalesced (33_gemv.cu)
+
+Every spec here is an ordinary SGEMM_PARAMS kernel: launched alone (e.g. by
+``launcher.run``) it computes the whole GEMM.  Only the split-K *scheme* needs
+two launches; ``sgemm.dispatch.scheme_launches`` builds them and ``plan.prepare``
+runs them.  ``extra["scheme"]`` names the scheme; ``extra["choose"]`` is the
+spec's size rule, ``choose(prob, sm_count) -> TileParams``.
+"""
+from __future__ import annotations
+
+import math
+
+from ..problem import Problem
+from .params import TileParams, divides, need
+from .spec import KernelSpec
+
+F32 = 4
+GEMV_MAX_SMALL = 16          # m or n at most this: the gemv scheme applies
+SMALL_MAX_FLOPS = 2 * 512 ** 3   # the small path: per-problem work up to 512^3
+
+
+# ---- the tile template (30_tile.cu) -----------------------------------------------
+TILE_FIELDS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "threads", "stages")
+
+
+def tile_rules(p: TileParams) -> list[str]:
+    why: list[str] = []
+    need(p.WM > 0 and p.WN > 0, "WM and WN (the warp tile) must be set", why)
+    need(p.TM % 4 == 0 and p.TN % 4 == 0,
+         f"TM={p.TM}, TN={p.TN} must be multiples of 4 (4x4 sub-tiles, LDS.128)", why)
+    if why:
+        return why
+    need(divides(p.WM, p.BM) and divides(p.WN, p.BN),
+         f"warp tile {p.WM}x{p.WN} must divide the block tile {p.BM}x{p.BN}", why)
+    need(divides(p.TM, p.WM) and divides(p.TN, p.WN),
+         f"thread tile {p.TM}x{p.TN} must divide the warp tile {p.WM}x{p.WN}", why)
+    if why:
+        return why
+    lanes = (p.WM // p.TM) * (p.WN // p.TN)
+    need(lanes == 32, f"(WM/TM)*(WN/TN)={lanes} must be 32 (one thread tile per lane)", why)
+    t = (p.BM // p.WM) * (p.BN // p.WN) * 32
+    ks = p.threads // t if p.threads % t == 0 else 0
+    need(ks in (1, 2, 4), f"threads={p.threads} must be 32*(BM/WM)*(BN/WN)={t} times "
+         "KS in (1, 2, 4) (k-groups)", why)
+    if ks > 1:
+        need(p.BK % ks == 0, f"BK={p.BK} must split over KS={ks} k-groups", why)
+        red = (ks - 1) * p.TM * p.TN * t * F32
+        need(red <= tile_smem(p), f"k-group reduction needs {red} B > the pipeline's "
+             f"{tile_smem(p)} B of shared memory", why)
+    need(p.BK % 4 == 0, f"BK={p.BK} must be a multiple of 4 (float4 loads along k)", why)
+    for name, rows in (("A", p.BM), ("B", p.BN)):
+        need(rows * p.BK % (4 * p.threads) == 0,
+             f"the {name} tile ({rows}x{p.BK}) must split into float4s evenly over "
+             f"threads={p.threads}", why)
+    need(p.TM * p.TN <= 64, f"TM*TN={p.TM * p.TN} accumulators: at most 64 (128-register cap)", why)
+    need(p.TM * p.TN * p.BK <= 512,
+         f"TM*TN*BK={p.TM * p.TN * p.BK} > 512: the unrolled k-tile would spill under the "
+         "128-register cap", why)
+    need(2 <= p.stages <= 6, f"stages={p.stages} must be 2..6 (cp.async pipeline depth)", why)
+    need(p.split_k >= 1, f"split_k={p.split_k} must be >= 1", why)
+    return why
+
+
+def tile_smem(p: TileParams) -> int:
+    """Dynamic shared memory of 30_tile.cu: stages x (A + B) k-major tiles."""
+    return p.stages * p.BK * ((p.BM + 4) + (p.BN + 4)) * F32
+
+
+def tile_space():
+    """The tuner's search space for the tile template, valid by construction
+    of the lane grid (then filtered by tile_rules): warp tiles from the thread
+    tile and a 32-lane grid, block tiles from whole warps."""
+    for tm in (4, 8):
+        for tn in (4, 8):
+            for lm in (1, 2, 4, 8, 16, 32):
+                wm, wn = lm * tm, (32 // lm) * tn
+                for wy in (1, 2, 4):
+                    for wx in (1, 2, 4):
+                        bm, bn = wm * wy, wn * wx
+                        if bm > 256 or bn > 256 or wy * wx > 8:
+                            continue
+                        for bk in (8, 16, 32):
+                            for st in (2, 3, 4):
+                                for ks in (1, 2, 4):
+                                    if 32 * wy * wx * ks > 512:
+                                        continue
+                                    yield TileParams(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, TM=tm,
+                                                     TN=tn, threads=32 * wy * wx * ks, stages=st)
+
+
+def _tile_spec(id_, name, title, configs, scheme, choose, auto=None) -> KernelSpec:
+    extra = {"scheme": scheme, "choose": choose, "space": tile_space}
+    if auto is not None:
+        extra["auto"] = auto
+    return KernelSpec(
+        id=id_, name=name, source="30_tile.cu", function="sgemm_tile", title=title,
+        seed="seed 001 (mixed parameters), seed 003 (warp tiling, split-K notes)",
+        template_fields=TILE_FIELDS, configs=configs, rules=tile_rules,
+        vector_loads=True, dynamic_smem=tile_smem, extra=extra)
+
+
+def _grid_blocks(prob: Problem, p: TileParams) -> int:
+    return math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN) * prob.batch
+
+
+TILE_CONFIGS = {
+    "large": TileParams(BM=128, BN=128, BK=8, WM=64, WN=32, TM=8, TN=8, threads=256, stages=3),
+    "medium": TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=4, TN=8, threads=128, stages=3),
+    "small": TileParams(BM=32, BN=32, BK=32, WM=32, WN=16, TM=4, TN=4, threads=64, stages=3),
+}
+
+
+def _util(prob: Problem, p: TileParams) -> float:
+    """Fraction of the grid's tiles that is inside C (the rest computes padding)."""
+    gx, gy = math.ceil(prob.m / p.BM), math.ceil(prob.n / p.BN)
+    return prob.m * prob.n / (gx * gy * p.BM * p.BN)
+
+
+def choose_tile(prob: Problem, sm_count: int = 132) -> TileParams:
+    """The largest tile whose grid (batch included) still puts a block on
+    every SM and wastes under a quarter of its area on padding, else the
+    largest that fills the SMs, else the tile with the most blocks.  (128x64
+    tiles are left to the tuner: with 128 threads they spill on sm_80.)"""
+    order = ["large", "medium", "small"]
+    for name in order:
+        p = TILE_CONFIGS[name]
+        if _grid_blocks(prob, p) >= sm_count and _util(prob, p) >= 0.75:
+            return p
+    for name in order:
+        p = TILE_CONFIGS[name]
+        if _grid_blocks(prob, p) >= sm_count:
+            return p
+    return TILE_CONFIGS["small"]
+
+
+TILE = _tile_spec(30, "tile", "scheme tile: warp-tiled FFMA, register-staged double buffer",
+                  TILE_CONFIGS, "direct", choose_tile, auto=1)
+
+
+# ---- small problems ---------------------------------------------------------------
+SMALL_CONFIGS = {
+    "s16x32": TileParams(BM=16, BN=32, BK=32, WM=16, WN=32, TM=4, TN=4, threads=32, stages=3),
+    "s32x32": TileParams(BM=32, BN=32, BK=32, WM=32, WN=16, TM=4, TN=4, threads=64, stages=3),
+    "s64x32": TileParams(BM=64, BN=32, BK=32, WM=32, WN=16, TM=4, TN=4, threads=128, stages=3),
+    "k4s32x32": TileParams(BM=32, BN=32, BK=32, WM=32, WN=16, TM=4, TN=4, threads=256, stages=3),
+    "k2s64x32": TileParams(BM=64, BN=32, BK=32, WM=32, WN=16, TM=4, TN=4, threads=256, stages=3),
+    "s32x64": TileParams(BM=32, BN=64, BK=32, WM=32, WN=16, TM=4, TN=4, threads=128, stages=3),
+}
+SMALL_CONFIGS["s64x64"] = TILE_CONFIGS["medium"]     # same instantiation
+
+
+def is_small(prob: Problem) -> bool:
+    return 2 * prob.m * prob.n * prob.k <= SMALL_MAX_FLOPS and prob.batch == 1
+
+
+def choose_small(prob: Problem, sm_count: int = 132) -> TileParams:
+    """Small problems are latency-bound: few k-steps (BK=32) and as many
+    blocks as the SMs take.  The largest tile with a grid >= the SM count;
+    else (fewer tiles than SMs) 32x32 tiles whose k-tiles are split over 4
+    warp groups (KS=4), which shortens each block's dependent chain 4x."""
+    for name in ("s64x64", "s64x32" if prob.m >= prob.n else "s32x64", "s32x32"):
+        p = SMALL_CONFIGS[name]
+        if _grid_blocks(prob, p) >= sm_count:
+            return p
+    if prob.k >= 64:
+        return SMALL_CONFIGS["k4s32x32"]
+    return SMALL_CONFIGS["s32x32"] if min(prob.m, prob.n) > 16 else SMALL_CONFIGS["s16x32"]
+
+
+SMALL = _tile_spec(31, "small", "scheme small: small tiles, deep k-tiles (<= 512^3)",
+                   SMALL_CONFIGS, "small", choose_small)
+
+
+# ---- split-K ------------------------------------------------------------------------
+SPLITK_CONFIGS = {
+    "large": TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=4, TN=8, threads=128,
+                        stages=3, split_k=8),
+    "small": TileParams(BM=32, BN=32, BK=32, WM=32, WN=16, TM=4, TN=4, threads=64,
+                        stages=3, split_k=8),
+}
+SPLITK_MIN_SLICE = 256       # never cut K below this many per slice
+SPLITK_MAX = 64
+
+
+def splitk_factor(prob: Problem, tile: TileParams, sm_count: int) -> int:
+    """Slices so that tiles*slices fills about two waves of the SMs, each slice
+    at least SPLITK_MIN_SLICE deep; a power of two, at most SPLITK_MAX."""
+    blocks = _grid_blocks(prob, tile)
+    want = max(1, (2 * sm_count) // max(blocks, 1))
+    s = 1
+    while s * 2 <= min(want, SPLITK_MAX) and prob.k // (s * 2) >= SPLITK_MIN_SLICE:
+        s *= 2
+    return s
+
+
+def choose_splitk(prob: Problem, sm_count: int = 132) -> TileParams:
+    """The 64x64 tile when its tiles times the split reach one block per SM,
+    else the 32x32 tile (more tiles for the same minimum slice depth)."""
+    best = None
+    for name in ("large", "small"):
+        tile = SPLITK_CONFIGS[name]
+        p = tile.replace(split_k=max(1, splitk_factor(prob, tile, sm_count)))
+        blocks = _grid_blocks(prob, p) * p.split_k
+        if blocks >= sm_count:
+            return p
+        if best is None or blocks > best[0]:
+            best = (blocks, p)
+    return best[1]
+
+
+SPLITK = _tile_spec(32, "splitk", "scheme split-K: slices to a workspace + ordered reduce",
+                    SPLITK_CONFIGS, "splitk", choose_splitk)
+
+
+def split_slices(k: int, split_k: int, bk: int) -> tuple[int, int, int]:
+    """(slice depth kc, full slices, remainder): kc is a multiple of bk (and of
+    4, so slice offsets keep float4 alignment); the remainder, if any, is one
+    more, shorter slice."""
+    split_k = max(1, min(split_k, k))
+    unit = max(bk, 4)
+    kc = math.ceil(k / split_k / unit) * unit
+    full = k // kc
+    rem = k - full * kc
+    return kc, full, rem
+
+
+# ---- gemv / tall-skinny ----------------------------------------------------------
+GEMV_FIELDS = ("BM", "BN", "BK", "threads")
+
+
+def gemv_rules(p: TileParams) -> list[str]:
+    why: list[str] = []
+    small_m = p.BM <= GEMV_MAX_SMALL
+    s, rb = (p.BM, p.BN) if small_m else (p.BN, p.BM)
+    need(1 <= s <= GEMV_MAX_SMALL, f"small side per block {s} must be 1..{GEMV_MAX_SMALL} "
+         "(BM <= 16: small m; else BN <= 16: small n)", why)
+    need(rb in (32, 64, 128), f"big-side strip {rb} must be 32, 64 or 128", why)
+    need(p.BK % 128 == 0, f"BK={p.BK} must be a multiple of 128 (a warp's float4 sweep)", why)
+    warps = p.threads // 32
+    if why or warps == 0:
+        return why
+    need(rb % warps == 0, f"strip {rb} must split over the {warps} warps", why)
+    need(p.BK % warps == 0, f"BK={p.BK} must split over the {warps} warps", why)
+    if rb % warps == 0:
+        rows = rb // warps
+        need(rows * s <= 32, f"(strip/warps)*S = {rows * s} accumulators: at most 32", why)
+        v = rb // 32
+        need(v * s <= 64, f"(strip/32)*S = {v * s} accumulators: at most 64", why)
+    if p.BK % warps == 0:
+        pw = p.BK // warps
+        need(pw < 16 or pw % 16 == 0, f"BK/warps={pw} must be < 16 or a multiple of 16", why)
+    need(p.BK * s * F32 <= 32768, f"Y chunk BK*S*4 = {p.BK * s * F32} B exceeds 32 KiB", why)
+    return why
+
+
+def gemv_smem(p: TileParams) -> int:
+    small_m = p.BM <= GEMV_MAX_SMALL
+    s, rb = (p.BM, p.BN) if small_m else (p.BN, p.BM)
+    return p.BK * s * F32 + (p.threads // 32) * rb * F32
+
+
+GEMV_SIZES = (1, 4, 16)
+
+
+def _gemv_cfg(side: str, s: int) -> TileParams:
+    """16 warps per block (more loads in flight; 8 for S = 4, whose
+    accumulators need more than 128 registers a thread), the Y chunk as deep
+    as 32 KiB allows, capped at 2048."""
+    bk = min(2048, 32768 // (4 * s))
+    threads = 256 if s == 4 else 512
+    if side == "m":
+        return TileParams(BM=s, BN=32, BK=bk, threads=threads)
+    return TileParams(BM=32, BN=s, BK=bk, threads=threads)
+
+
+GEMV_CONFIGS = {f"{side}{s}": _gemv_cfg(side, s) for side in ("m", "n") for s in GEMV_SIZES}
+
+
+def gemv_applies(prob: Problem) -> bool:
+    return min(prob.m, prob.n) <= GEMV_MAX_SMALL
+
+
+def choose_gemv(prob: Problem, sm_count: int = 132) -> TileParams:
+    """Small side m (if m <= n) or n: the smallest S in GEMV_SIZES covering it
+    (a larger small side just gets more blocks); strip 32, widened to 64/128
+    when the strips alone give more than 4 waves of 1 block per SM."""
+    side = "m" if prob.m <= prob.n else "n"
+    small, big = (prob.m, prob.n) if side == "m" else (prob.n, prob.m)
+    s = next((x for x in GEMV_SIZES if x >= small), GEMV_SIZES[-1])
+    p = GEMV_CONFIGS[f"{side}{s}"]
+    strips = math.ceil(big / 32) * prob.batch
+    rb = 32
+    for cand in (64, 128):
+        if strips * 32 // cand >= 4 * sm_count and not gemv_rules(
+                p.replace(**({"BN": cand} if side == "m" else {"BM": cand}))):
+            rb = cand
+    return p.replace(**({"BN": rb} if side == "m" else {"BM": rb}))
+
+
+GEMV = KernelSpec(
+    id=33, name="gemv", source="33_gemv.cu", function="sgemm_gemv",
+    title="scheme gemv: m or n <= 16, big operand read once",
+    seed="seed 003 notes on tall-skinny shapes",
+    template_fields=GEMV_FIELDS, configs=GEMV_CONFIGS, rules=gemv_rules,
+    vector_loads=True, static_smem=gemv_smem,
+    extra={"scheme": "gemv", "choose": choose_gemv})
+
+
+# ---- the split-K reduction (second launch; not a GEMM, so not registered) ----------
+def _reduce_spec(vec: bool) -> KernelSpec:
+    return KernelSpec(
+        id=-32, name="splitk_reduce" + ("_vec" if vec else ""), source="32_splitk_reduce.cu",
+        function=f"splitk_reduce<{'true' if vec else 'false'}>",
+        title="split-K: ordered sum of the slices, alpha/beta epilogue",
+        seed="CUTLASS split-K (parallel reduction)", template_fields=(),
+        configs={"default": TileParams(threads=256)}, plain=True)
+
+
+REDUCE_VEC = _reduce_spec(True)
+REDUCE_SCALAR = _reduce_spec(False)
+UTILITY_SPECS = [REDUCE_VEC, REDUCE_SCALAR]
+
+SPECS = [TILE, SMALL, SPLITK, GEMV]

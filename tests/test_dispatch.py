@@ -1,0 +1,456 @@
+"""Shape-aware dispatch and the autotuner's CPU side (issue 5): heuristic
+choices on a fake H100, the tuned table's round trip, shape classes, the
+tuner's pruning (can_implement reasons) and candidate lists, split-K slice
+arithmetic, the public shape suite, and the scheme kernels' compile checks."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sgemm import dispatch, tune
+from sgemm.kernels import registry, schemes
+from sgemm.kernels.params import TileParams
+from sgemm.problem import Problem
+from sgemm.runtime.device import DeviceInfo
+
+ROOT = Path(__file__).resolve().parents[1]
+H100 = DeviceInfo(0, "NVIDIA H100 80GB HBM3", (9, 0), 132, 232448, 233472, 52428800,
+                  1980000, 2619000, 5120, 85 << 30)
+A100 = DeviceInfo(0, "NVIDIA A100-SXM4-80GB", (8, 0), 108, 166912, 167936, 41943040,
+                  1410000, 1593000, 5120, 80 << 30)
+
+
+def prob(m, n, k, ta=False, tb=False, batch=1, aligned=True) -> Problem:
+    base = 1 << 30
+    lda = (k if ta else m) if aligned else (k if ta else m) + 1
+    ldb = (n if tb else k) if aligned else (n if tb else k) + 1
+    lda = -(-lda // 4) * 4 if aligned else lda | 1
+    ldb = -(-ldb // 4) * 4 if aligned else ldb | 1
+    ldc = -(-m // 4) * 4
+    return Problem(m=m, n=n, k=k, ta=ta, tb=tb, a=base, lda=lda, b=2 * base, ldb=ldb,
+                   c=3 * base, ldc=ldc, batch=batch,
+                   stride_a=lda * (m if ta else k) if batch > 1 else 0,
+                   stride_b=ldb * (k if tb else n) if batch > 1 else 0,
+                   stride_c=ldc * n if batch > 1 else 0)
+
+
+@pytest.fixture(autouse=True)
+def _no_tables(monkeypatch, tmp_path):
+    """Heuristic tests must not see a tuned table (user's or shipped)."""
+    monkeypatch.setenv("SGEMM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(dispatch, "DATA_DIR", tmp_path / "no-data")
+    dispatch.forget_tables()
+    dispatch._session.clear()
+    yield
+    dispatch.forget_tables()
+    dispatch._session.clear()
+
+
+# ---- heuristic ----------------------------------------------------------------------------
+@pytest.mark.parametrize("m,n,k,ta,tb", [(1, 4096, 4096, False, False), (4096, 1, 4096, True, False),
+                                         (16, 8192, 2048, False, True), (8192, 4, 2048, True, True),
+                                         (3, 5, 70000, False, False)])
+def test_gemv_for_small_side(m, n, k, ta, tb):
+    spec, p, scheme = dispatch.select(prob(m, n, k, ta, tb), H100)
+    assert spec.name == "gemv" and scheme == "gemv"
+    small_m = p.BM <= 16
+    assert small_m == (m <= n)
+    s = p.BM if small_m else p.BN
+    assert s >= min(m, n) and s in schemes.GEMV_SIZES
+    assert not spec.can_implement(p, H100.smem_optin)
+
+
+@pytest.mark.parametrize("m,n,k", [(256, 256, 65536), (128, 128, 131072), (512, 512, 16384),
+                                   (64, 64, 16384)])
+def test_splitk_for_deep_k(m, n, k):
+    pr = prob(m, n, k)
+    spec, p, scheme = dispatch.select(pr, H100)
+    assert scheme == "splitk" and spec.name == "splitk"
+    assert p.split_k >= 2 and k // p.split_k >= schemes.SPLITK_MIN_SLICE
+    blocks = math.ceil(m / p.BM) * math.ceil(n / p.BN) * p.split_k
+    assert H100.sm_count <= blocks <= 4 * H100.sm_count
+    assert not spec.can_implement(p, H100.smem_optin)
+
+
+@pytest.mark.parametrize("m,n,k", [(128, 128, 128), (256, 256, 256), (384, 384, 384),
+                                   (512, 512, 512), (35, 79, 19)])
+def test_small_path(m, n, k):
+    spec, p, scheme = dispatch.select(prob(m, n, k), H100)
+    assert spec.name == "small" and scheme == "small"
+    assert p.BK == 32
+    blocks = math.ceil(m / p.BM) * math.ceil(n / p.BN)
+    # the largest tile that fills the SMs, or the one giving the most blocks
+    assert blocks >= H100.sm_count or (p.BM, p.BN) == (32, 32)
+
+
+@pytest.mark.parametrize("m,n,k", [(4096, 4096, 4096), (8192, 8192, 64), (1024, 1024, 1024),
+                                   (4097, 4095, 4093), (16384, 64, 4096)])
+def test_direct_for_large(m, n, k):
+    spec, p, scheme = dispatch.select(prob(m, n, k), H100)
+    assert scheme == "direct"
+    assert spec is dispatch.auto_spec("ieee", H100)
+    gx, gy, gz = spec.grid(prob(m, n, k), p)
+    assert gx * gy * gz >= H100.sm_count
+
+
+def test_batched_tiles_count_z():
+    """64^3 x 1024: the batch fills the SMs, so the tile must not pad 64x64 to
+    128x128; 2048^3 x 8 takes the large tile."""
+    spec, p, scheme = dispatch.select(prob(64, 64, 64, batch=1024), H100)
+    assert scheme == "direct" and (p.BM, p.BN) == (64, 64)
+    spec, p, scheme = dispatch.select(prob(2048, 2048, 2048, batch=8), H100)
+    assert scheme == "direct" and (p.BM, p.BN) == (128, 128)
+    # batched deep-K is not split (the batch already gives the parallelism)
+    spec, p, scheme = dispatch.select(prob(256, 256, 65536, batch=4), H100)
+    assert scheme != "splitk"
+
+
+def test_explicit_kernels_keep_working():
+    pr = prob(300, 200, 100)
+    spec, p = dispatch.choose(pr, H100, "smem", None)
+    assert spec.name == "smem" and p in spec.configs.values()
+    spec, p = dispatch.choose(pr, H100, "splitk", None)      # shallow K: no split
+    assert spec.name == "splitk" and dispatch.scheme_for(spec, p, pr) == "direct"
+    spec, p = dispatch.choose(pr, H100, 33, None)
+    assert spec.name == "gemv"
+    with pytest.raises(ValueError):
+        dispatch.choose(pr, H100, "no-such-kernel", None)
+    with pytest.raises(ValueError):
+        dispatch.choose(pr, H100, "tile", "tf32")
+
+
+def test_other_device_and_precisions():
+    spec, p, scheme = dispatch.select(prob(4096, 4096, 4096), A100)
+    assert scheme == "direct"
+    for prec in ("tf32", "tf32x3"):
+        if any(s.precision == prec for s in registry.KERNELS.values()):
+            spec, p, scheme = dispatch.select(prob(4096, 4096, 4096), H100, "auto", prec)
+            assert spec.precision == prec
+
+
+# ---- keys and tables -----------------------------------------------------------------------
+def test_shape_class_and_gpu_key():
+    assert dispatch.gpu_key(H100) == "nvidia-h100-80gb-hbm3-sm132-sm_90a"
+    c = dispatch.shape_class
+    assert c(prob(4096, 4096, 4096)) != c(prob(4092, 4092, 4092))      # whole tiles or not
+    assert c(prob(4092, 4092, 4092)) == c(prob(4100, 4084, 4090))
+    assert c(prob(1000, 1000, 1000)) != c(prob(1024, 1024, 1024))
+    assert c(prob(1, 4096, 4096)) != c(prob(2, 4096, 4096))
+    assert c(prob(16, 64, 64)) != c(prob(17, 64, 64))
+    assert c(prob(2048, 2048, 2048)) != c(prob(4096, 4096, 4096))
+    assert c(prob(64, 64, 64, batch=1024)) != c(prob(64, 64, 64))
+    assert c(prob(512, 512, 512, True, False)) != c(prob(512, 512, 512))
+    assert c(prob(1023, 1025, 1021, aligned=False)).endswith("-u-p")
+    assert c(prob(1024, 1024, 1024)) == "m1024-n1024-k1024-b1-NN-a-f"
+
+
+def test_tuned_table_round_trip(tmp_path):
+    pr = prob(777, 555, 3333)
+    heur = dispatch.heuristic(pr, H100)
+    table = dispatch.TunedTable.empty(dispatch.gpu_key(H100))
+    best = schemes.TILE_CONFIGS["medium"]
+    table.put(dispatch.shape_class(pr), schemes.TILE, best, time_ms=1.25)
+    path = dispatch.user_table_path(H100)
+    table.save(path)
+    data = json.loads(path.read_text())
+    assert data["format"] == dispatch.TABLE_FORMAT and data["gpu"] == dispatch.gpu_key(H100)
+    loaded = dispatch.TunedTable.load(path)
+    assert loaded.entries == table.entries
+    dispatch.forget_tables()
+    assert dispatch.lookup(pr, H100) == (schemes.TILE, best)
+    assert dispatch.choose(pr, H100, "auto", None) == (schemes.TILE, best)
+    # a shape of the same class hits, another class does not
+    assert dispatch.lookup(prob(780, 550, 3310), H100) is not None
+    assert dispatch.lookup(prob(1555, 555, 3333), H100) is None
+    # tables can be switched off
+    import os
+    os.environ["SGEMM_TUNED"] = "0"
+    try:
+        assert dispatch.choose(pr, H100, "auto", None) == heur
+    finally:
+        del os.environ["SGEMM_TUNED"]
+
+
+def test_tuned_table_rejects_bad_entries():
+    pr = prob(900, 900, 900)
+    cls_key = dispatch.shape_class(pr)
+    table = dispatch.TunedTable.empty(dispatch.gpu_key(H100), dispatch.user_table_path(H100))
+    table.entries[cls_key] = {"kernel": "no-such-kernel", "params": TileParams().as_dict()}
+    table.save()
+    dispatch.forget_tables()
+    assert dispatch.lookup(pr, H100) is None
+    bad = schemes.TILE_CONFIGS["large"].replace(threads=96)      # fails can_implement
+    table.put(cls_key, schemes.TILE, bad)
+    table.save()
+    dispatch.forget_tables()
+    assert dispatch.lookup(pr, H100) is None
+    # a tf32 entry does not answer an ieee request
+    tf = next((s for s in registry.KERNELS.values() if s.precision == "tf32"), None)
+    if tf is not None:
+        table.put(cls_key, tf, next(iter(tf.configs.values())))
+        table.save()
+        dispatch.forget_tables()
+        assert dispatch.lookup(pr, H100, "ieee") is None
+    # corrupt file: ignored
+    dispatch.user_table_path(H100).write_text("{not json")
+    dispatch.forget_tables()
+    assert dispatch.lookup(pr, H100) is None
+
+
+def test_shipped_table_is_valid():
+    """Every entry of the shipped tables names a registered kernel whose rules
+    accept the params."""
+    for path in (ROOT / "sgemm" / "data").glob("tuned-*.json"):
+        t = dispatch.TunedTable.load(path)
+        assert t is not None, path
+        for key, e in t.entries.items():
+            spec = registry.get(e["kernel"])
+            assert not spec.can_implement(dispatch.entry_params(e)), (path, key, e)
+
+
+# ---- the tuner's search space and pruning ----------------------------------------------------
+def test_param_space_pruned_by_can_implement():
+    space, why = tune.param_space(schemes.TILE, H100.smem_optin)
+    assert len(space) > 50
+    assert all(not schemes.TILE.can_implement(p, H100.smem_optin) for p in space)
+    assert sum(why.values()) > 0          # the rules rejected something, with reasons
+    for cfg in schemes.TILE_CONFIGS.values():
+        assert cfg in space
+    gspace, gwhy = tune.param_space(schemes.GEMV, H100.smem_optin)
+    assert gspace and all(not schemes.GEMV.can_implement(p) for p in gspace)
+    assert any("strip" in r or "small side" in r for r in gwhy)
+
+
+def test_can_implement_reasons_are_specific():
+    p = schemes.TILE_CONFIGS["large"]
+    assert any("threads" in r for r in schemes.TILE.can_implement(p.replace(threads=128)))
+    assert any("(WM/TM)*(WN/TN)" in r for r in schemes.TILE.can_implement(p.replace(WN=64)))
+    assert any("TM*TN*BK" in r for r in schemes.TILE.can_implement(p.replace(BK=32)))
+    assert any("shared memory" in r for r in
+               schemes.TILE.can_implement(p.replace(stages=6, BK=8, BM=256, WM=128), 48 * 1024))
+    assert any("strip" in r for r in schemes.GEMV.can_implement(TileParams(BM=1, BN=48, BK=128)))
+
+
+@pytest.mark.parametrize("m,n,k,batch", [(4096, 4096, 4096, 1), (1, 4096, 4096, 1),
+                                         (256, 256, 65536, 1), (64, 64, 64, 1024),
+                                         (128, 128, 128, 1)])
+def test_candidates(m, n, k, batch):
+    pr = prob(m, n, k, batch=batch)
+    cs = tune.candidates(pr, H100, per_spec=3)
+    assert cs[0].source == "heuristic"
+    assert (cs[0].spec, cs[0].params) == dispatch.heuristic(pr, H100)
+    keys = [(c.spec.source, c.spec.function, c.params) for c in cs]
+    assert len(keys) == len(set(keys))
+    for c in cs:
+        assert not c.spec.can_implement(c.params, H100.smem_optin), c.describe()
+        if c.spec.name == "gemv":
+            assert min(m, n) <= 16
+        if c.params.split_k > 1:
+            assert batch == 1 and k // c.params.split_k >= 64
+        if c.spec.name == "small":
+            assert schemes.is_small(pr)
+    if k >= 16 * max(m, n):
+        assert any(c.params.split_k > 1 for c in cs)
+
+
+def test_predicted_time_ranks_sensibly():
+    big = prob(4096, 4096, 4096)
+    t_large = tune.predicted_time(schemes.TILE, big, schemes.TILE_CONFIGS["large"], H100)
+    t_small = tune.predicted_time(schemes.TILE, big, schemes.TILE_CONFIGS["small"], H100)
+    assert t_large < t_small
+    deep = prob(256, 256, 65536)
+    p = schemes.SPLITK_CONFIGS["large"]
+    assert tune.predicted_time(schemes.TILE, deep, p.replace(split_k=16), H100) < \
+        tune.predicted_time(schemes.TILE, deep, p.replace(split_k=1), H100)
+
+
+# ---- split-K arithmetic ------------------------------------------------------------------------
+@pytest.mark.parametrize("k,split,bk", [(65536, 16, 16), (65573, 16, 16), (1000, 3, 8),
+                                        (7, 8, 32), (131072, 64, 8)])
+def test_split_slices(k, split, bk):
+    kc, full, rem = schemes.split_slices(k, split, bk)
+    assert kc % max(bk, 4) == 0 and kc > 0
+    assert full * kc + rem == k and 0 <= rem < kc
+    assert full + (rem > 0) <= max(split, 1) + 1
+    g = dispatch.splitk_geometry(prob(100, 30, k), schemes.SPLITK_CONFIGS["large"].replace(
+        split_k=split, BK=bk))
+    assert g["ldw"] % 4 == 0 and g["ldw"] >= 100
+    assert g["floats"] == g["slices"] * g["ldw"] * 30
+
+
+def test_splitk_factor_bounds():
+    for m, n, k in [(256, 256, 65536), (64, 64, 1 << 20), (1024, 1024, 4096)]:
+        t = schemes.SPLITK_CONFIGS["large"]
+        s = schemes.splitk_factor(prob(m, n, k), t, 132)
+        assert 1 <= s <= schemes.SPLITK_MAX and s & (s - 1) == 0
+        assert s == 1 or k // s >= schemes.SPLITK_MIN_SLICE
+
+
+# ---- the shape suite and the tune CLI -----------------------------------------------------------
+def test_public_suite():
+    shapes = tune.read_shapes(ROOT / "bench" / "shapes" / "public.txt")
+    assert len(shapes) >= 40
+    have = {(s.m, s.n, s.k, s.ta, s.tb, s.batch) for s in shapes}
+    need = [(2560, 2560, 1024), (4092, 4092, 4092), (6144, 6144, 6144), (1023, 1025, 1021),
+            (4097, 4095, 4093), (35, 79, 19), (16384, 64, 4096), (64, 16384, 4096),
+            (1, 4096, 4096), (4096, 1, 4096), (256, 256, 65536), (128, 128, 131072),
+            (8192, 8192, 64)]
+    for m, n, k in need:
+        assert (m, n, k, False, False, 1) in have, (m, n, k)
+    for b, m in [(1024, 64), (256, 256), (64, 512), (8, 2048)]:
+        assert (m, m, m, False, False, b) in have
+    assert {(s.ta, s.tb) for s in shapes} == {(False, False), (False, True), (True, False),
+                                              (True, True)}
+    squares = sorted({s.m for s in shapes if s.m == s.n == s.k and s.batch == 1})
+    assert squares[0] == 128 and squares[-1] == 8192
+    assert any(x & (x - 1) for x in squares)
+
+
+def test_parse_shape_forms():
+    assert tune.parse_shape("64 64 64 N N 1024") == tune.Shape(64, 64, 64, False, False, 1024)
+    assert tune.parse_shape("1 2 3 T N") == tune.Shape(1, 2, 3, True, False, 1)
+    assert tune.parse_shape("5 6 7 3") == tune.Shape(5, 6, 7, False, False, 3)
+    assert tune.parse_shape("  # comment") is None
+    with pytest.raises(ValueError):
+        tune.parse_shape("1 2")
+    with pytest.raises(ValueError):
+        tune.parse_shape("1 2 3 X N")
+
+
+def test_canonical_row_major():
+    # a 1-row C is column-major with ld 1: canonical m = 1, B row-major -> TB
+    p = tune.canonical(tune.Shape(1, 4096, 4096))
+    assert (p.m, p.n, p.k) == (1, 4096, 4096) and p.tb and not p.ta
+    # row-major 4096x1 C is column-major too; A row-major -> TA
+    p = tune.canonical(tune.Shape(4096, 1, 4096))
+    assert (p.m, p.n, p.k) == (4096, 1, 4096) and p.ta
+    # a general row-major C swaps the roles: C^T = op(B)^T op(A)^T
+    p = tune.canonical(tune.Shape(300, 200, 100))
+    assert (p.m, p.n, p.k) == (200, 300, 100) and not p.ta and not p.tb
+
+
+def test_tune_dry_run_cli(tmp_path, capsys):
+    shapes = tmp_path / "s.txt"
+    shapes.write_text("1 4096 4096\n256 256 65536\n512 512 512 N T\n64 64 64 N N 1024\n")
+    assert tune.main(["--shapes", str(shapes), "--dry-run", "--device", "h100"]) == 0
+    out = capsys.readouterr().out
+    assert "gemv" in out and "splitk" in out and "rejected by" in out
+
+
+def test_tune_show_cli(tmp_path, capsys):
+    table = dispatch.TunedTable.empty("x")
+    table.put("m1-n1-k1-b1-NN-a-p", schemes.TILE, schemes.TILE_CONFIGS["small"], time_ms=0.01,
+              tflops=1.0, heuristic_ms=0.02)
+    path = table.save(tmp_path / "t.json")
+    assert tune.main(["--show", "--table", str(path), "--device", "h100"]) == 0
+    assert "2.00x" in capsys.readouterr().out
+
+
+# ---- the scheme kernels compile cleanly (NVRTC, no GPU) --------------------------------------------
+def _nvrtc():
+    try:
+        from sgemm.runtime.compiler import nvrtc_version
+        nvrtc_version()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+@pytest.mark.skipif(not _nvrtc(), reason="NVRTC not available")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_scheme_utilities_compile(arch):
+    from sgemm.runtime.compiler import compile_kernel
+    for spec in schemes.UTILITY_SPECS:
+        r = compile_kernel(spec.source, spec.name_expression(spec.configs["default"], False,
+                                                             False), arch).resources()
+        assert r["spill_stores"] == 0 and r["stack"] == 0, (spec.name, r)
+
+
+@pytest.mark.skipif(not _nvrtc(), reason="NVRTC not available")
+def test_heuristic_choices_compile_without_spills():
+    """What the heuristic picks for the public suite (not only the named
+    configs) compiles for sm_90a with no spills and no stack."""
+    from sgemm.runtime.compiler import compile_kernel
+    seen = set()
+    for sh in tune.read_shapes(ROOT / "bench" / "shapes" / "public.txt"):
+        for aligned in (True, False):
+            pr = tune.canonical(sh, aligned)
+            spec, p = dispatch.heuristic(pr, H100)
+            expr = spec.name_expression(p.replace(split_k=1), pr.ta, pr.tb,
+                                        spec.vector_loads and pr.aligned)
+            if (spec.source, expr) in seen:
+                continue
+            seen.add((spec.source, expr))
+            r = compile_kernel(spec.source, expr, "sm_90a").resources()
+            assert r["spill_stores"] == 0 and r["stack"] == 0, (expr, r)
+
+
+# ---- split-K launches, emulated in NumPy (no GPU) ----------------------------------------------
+class _FakeKernel:
+    def __init__(self, spec, ta, tb):
+        self.spec, self.ta, self.tb = spec, ta, tb
+
+
+def _emulate(launches, mem):
+    """Run SGEMM_PARAMS / splitk_reduce launches on a flat float64 memory
+    (pointers are byte offsets into it)."""
+    for l in launches:
+        k = l.kernel
+        if k.spec.name.startswith("splitk_reduce"):
+            M, N, S, W, ldw, sw, alpha, beta, C, ldc = l.args
+            W, C = W // 4, C // 4
+            for j in range(int(N)):
+                acc = np.zeros(int(M))
+                for s in range(int(S)):
+                    acc += mem[W + s * sw + j * ldw: W + s * sw + j * ldw + int(M)]
+                col = slice(C + j * ldc, C + j * ldc + int(M))
+                mem[col] = float(alpha) * acc + (float(beta) * mem[col] if beta != 0 else 0)
+            continue
+        (M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc) = l.args
+        M, N, K = int(M), int(N), int(K)
+        for z in range(l.grid[2]):
+            Az, Bz, Cz = A // 4 + z * sa, B // 4 + z * sb, C // 4 + z * sc
+            opA = np.array([[mem[Az + (p + i * lda if k.ta else i + p * lda)] for p in range(K)]
+                            for i in range(M)])
+            opB = np.array([[mem[Bz + (j + p * ldb if k.tb else p + j * ldb)] for j in range(N)]
+                            for p in range(K)])
+            prod = opA @ opB
+            for j in range(N):
+                col = slice(Cz + j * ldc, Cz + j * ldc + M)
+                mem[col] = float(alpha) * prod[:, j] + (float(beta) * mem[col] if beta != 0 else 0)
+
+
+@pytest.mark.parametrize("m,n,k,ta,tb,split,bk", [(5, 3, 97, False, False, 4, 8),
+                                                  (4, 6, 64, True, True, 8, 8),
+                                                  (7, 2, 50, True, False, 3, 8),
+                                                  (3, 5, 33, False, True, 16, 4)])
+def test_splitk_launches_emulated(monkeypatch, m, n, k, ta, tb, split, bk):
+    from sgemm.runtime import launcher
+    monkeypatch.setattr(launcher, "get_kernel",
+                        lambda spec, p, ta_, tb_, al, dev: _FakeKernel(spec, ta_, tb_))
+    rng = np.random.default_rng(m * 100 + k)
+    lda, ldb, ldc = (k if ta else m) + 1, (n if tb else k) + 2, m + 3
+    a_n, b_n, c_n = lda * (m if ta else k), ldb * (k if tb else n), ldc * n
+    ws_at = a_n + b_n + c_n + 8
+    mem = np.zeros(ws_at + 64 * (m + 4) * n + 64)
+    mem[:a_n + b_n] = rng.standard_normal(a_n + b_n)
+    mem[a_n + b_n:a_n + b_n + c_n] = rng.standard_normal(c_n)
+    monkeypatch.setattr(dispatch, "allocate_workspace", lambda nf, dev: (None, 4 * ws_at))
+    pr = Problem(m=m, n=n, k=k, ta=ta, tb=tb, a=0, lda=lda, b=4 * a_n, ldb=ldb,
+                 c=4 * (a_n + b_n), ldc=ldc, alpha=0.5, beta=-2.0)
+    params = schemes.SPLITK_CONFIGS["small"].replace(split_k=split, BK=bk)
+    ls = dispatch.scheme_launches([pr], schemes.TILE, params, "splitk", H100)
+    opA = np.array([[mem[(p + i * lda) if ta else (i + p * lda)] for p in range(k)]
+                    for i in range(m)])
+    opB = np.array([[mem[a_n + ((j + p * ldb) if tb else (p + j * ldb))] for j in range(n)]
+                    for p in range(k)])
+    C0 = np.array([[mem[a_n + b_n + i + j * ldc] for j in range(n)] for i in range(m)])
+    _emulate(ls, mem)
+    C = np.array([[mem[a_n + b_n + i + j * ldc] for j in range(n)] for i in range(m)])
+    np.testing.assert_allclose(C, 0.5 * opA @ opB - 2.0 * C0, rtol=1e-12, atol=1e-12)
+    kc, full, rem = schemes.split_slices(k, split, bk)
+    assert len(ls) == (1 if full else 0) + (1 if rem else 0) + 1
