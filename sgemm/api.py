@@ -2,6 +2,7 @@
 choice happen there, before any launch) and executes it once."""
 from __future__ import annotations
 
+from . import plan_cache
 from .arrays import describe
 from .errors import ArgumentError
 from .plan import Plan
@@ -27,8 +28,10 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     stream: where to launch; default the caller's current stream (CuPy's or
     PyTorch's).
     """
-    return Plan(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
-                kernel=kernel, precision=precision, stream=stream).execute()
+    # Repeated calls on the same shapes reuse their launches (plan_cache.py);
+    # anything it does not cache takes the full Plan path below it.
+    return plan_cache.gemm(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a,
+                           trans_b=trans_b, kernel=kernel, precision=precision, stream=stream)
 
 
 def plan(a, b, c=None, **kwargs) -> Plan:

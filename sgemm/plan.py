@@ -74,11 +74,13 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
             return None, None, "noop", launches
         spec, params, scheme = SCALE, SCALE.configs["default"], "scale"
     else:
-        spec, params = dispatch.choose(first, dev, kernel, precision)
+        spec, params, scheme = dispatch.select(first, dev, kernel, precision)
         why = spec.can_implement(params, dev.smem_optin)
         if why:
             raise ArgumentError(f"kernel {spec.name} cannot run {params}: {'; '.join(why)}")
-        scheme = "direct"
+        if scheme == "splitk":   # two launches and a workspace (dispatch.scheme_launches)
+            return spec, params, scheme, dispatch.scheme_launches(problems, spec, params,
+                                                                  scheme, dev)
     for prob in problems:
         for piece in _split_for_grid(prob, spec, params):
             aligned = spec.vector_loads and piece.aligned
@@ -224,6 +226,12 @@ class Plan:
         return (f"Plan(shape={self.shape}, kernel={name}, params={self.params}, "
                 f"scheme={self.scheme}, grid={self.grid}, launches={len(self.launches)}, "
                 f"waves={self.waves:.2f})")
+
+    def autotune(self, **kwargs):
+        """Time the candidate kernels/configs for this plan's problem, keep the
+        fastest and record it in the tuned table (see sgemm.tune)."""
+        from .tune import autotune
+        return autotune(self, **kwargs)
 
     # -- execution ------------------------------------------------------------------
     def execute(self, stream=None):
