@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import report
+from . import report, runners
 
 # Fixed styles for the references; ladder rungs take colours from a map in id order.
 REF_STYLE = {   # references in black/brown, told apart by line style and marker
@@ -52,7 +52,8 @@ def _styles(doc) -> dict:
 
 
 def _label(d) -> str:
-    return f"{d['id']}: {d['runner']}" if d["kind"] == "sgemm" else d["runner"]
+    rung = d["kind"] == "sgemm" and d["id"] is not None and d["id"] < runners.AUTO_ID
+    return f"{d['id']}: {d['runner']}" if rung else d["runner"]
 
 
 def _x(doc):

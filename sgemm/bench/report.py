@@ -145,7 +145,8 @@ def md_ladder(doc) -> str:
         cells = [_cell(doc, find(doc, d["runner"], s)) for s in ss]
         r = find(doc, d["runner"], big) if big else None
         p = pct_of_baseline(doc, r) if r else None
-        rows.append([d["id"] if d["id"] is not None else "", f"`{d['runner']}`",
+        rung = d["id"] is not None and d["id"] < 100   # 100: the dispatcher ('auto')
+        rows.append([d["id"] if rung else "", f"`{d['runner']}`",
                      d["title"]] + cells + [_f(p, ".0f", "")])
     return _md(head, rows) + "\n\n" + _caption(doc)
 

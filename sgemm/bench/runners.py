@@ -50,6 +50,7 @@ class Runner:
 
 # -- selection -----------------------------------------------------------------------
 SCHEME_IDS = 30   # ids >= 30 are dispatch schemes (split-K, GEMV, ...), not rungs
+AUTO_ID = 100     # sorts the dispatcher after every rung; never shown as a rung number
 
 
 def ladder(precisions) -> list[Runner]:
@@ -63,7 +64,7 @@ def ladder(precisions) -> list[Runner]:
     for prec in precisions:
         name = "auto" if prec == "ieee" else f"auto-{prec}"
         out.append(Runner(name, "sgemm", prec, f"sgemm dispatcher (kernel='auto', "
-                          f"precision={prec!r})", 100, None))
+                          f"precision={prec!r})", AUTO_ID, None))
     return out
 
 
