@@ -77,7 +77,6 @@ def _pointer_device(ptr: int) -> int:
     return int(dev) if int(err) == 0 else 0
 
 
-_TORCH_F32 = None
 
 
 def describe(x, name: str) -> ArrayDesc:
