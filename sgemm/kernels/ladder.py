@@ -193,9 +193,147 @@ CONFLICT_FREE = KernelSpec(
                            if p.BK in (4, 8) else (p.BM + p.BN) * p.BK * F32),
 )
 # @@rung-8@@
+# ---- rungs 8-11: warp tiling, double buffer, cp.async pipeline, swizzle --------
+# The four share tile_loaders.cuh; their parameter rules are one function.
+def _map_reasons(name: str, rows: int, bk: int, threads: int, mode: int,
+                 why: list[str]) -> None:
+    """Mirror of TileMap in tile_loaders.cuh: mode 0 float4 along r, 1 float4
+    along k, 2 scalar along r, 3 scalar 8-wide along k."""
+    wr, wk = (4 if mode == 0 else 1), (4 if mode == 1 else 1)
+    klanes = {1: 2, 3: 8}.get(mode, 1)
+    if mode in (0, 2):
+        tru = min(rows // wr, threads)
+    else:
+        tru = min(rows, threads // klanes)
+    if tru <= 0 or threads % tru:
+        why.append(f"{name}: threads={threads} do not tile the {rows} rows of a k-slice")
+        return
+    rstep, kstep = tru * wr, (threads // tru) * wk
+    if rows % rstep or bk % kstep:
+        kind = ("float4 along m/n", "float4 along k", "scalar along m/n",
+                "scalar along k")[mode]
+        why.append(f"{name}: the {rows}x{bk} tile does not split over threads={threads} "
+                   f"with {kind} loads (thread grid {tru * wr} rows x {kstep} k)")
+
+
+def _warptile_rules(p: TileParams, modes=(0, 1, 2, 3)) -> list[str]:
+    why: list[str] = []
+    need(p.TM % 4 == 0 and p.TN % 4 == 0,
+         f"TM={p.TM}, TN={p.TN} must be multiples of 4 (4x4 sub-tiles, LDS.128)", why)
+    need(p.WM > 0 and p.WN > 0, f"WM={p.WM}, WN={p.WN}: warp tile must be set", why)
+    if why:
+        return why
+    need(divides(p.TM, p.WM) and divides(p.TN, p.WN),
+         f"TM={p.TM} must divide WM={p.WM} and TN={p.TN} must divide WN={p.WN}", why)
+    need(divides(p.WM, p.BM) and divides(p.WN, p.BN),
+         f"WM={p.WM} must divide BM={p.BM} and WN={p.WN} must divide BN={p.BN}", why)
+    if why:
+        return why
+    lanes = (p.WM // p.TM) * (p.WN // p.TN)
+    need(lanes == 32, f"a {p.WM}x{p.WN} warp tile of {p.TM}x{p.TN} thread tiles has "
+         f"{lanes} threads, not 32", why)
+    warps = (p.BM // p.WM) * (p.BN // p.WN)
+    need(warps * 32 == p.threads, f"threads={p.threads} must equal 32 x "
+         f"(BM/WM)*(BN/WN) = {warps * 32}", why)
+    need(p.BM % 32 == 0 and p.BN % 32 == 0,
+         f"BM={p.BM}, BN={p.BN} must be multiples of 32", why)
+    need(p.BK % 8 == 0, f"BK={p.BK} must be a multiple of 8", why)
+    if why:
+        return why
+    for name, rows in (("A", p.BM), ("B", p.BN)):
+        for mode in modes:
+            _map_reasons(name, rows, p.BK, p.threads, mode, why)
+    return why
+
+
+def _async_rules(p: TileParams) -> list[str]:
+    why = _warptile_rules(p, modes=(0, 2, 3))
+    need(p.stages >= 2, f"stages={p.stages}: a cp.async pipeline needs at least 2", why)
+    return why
+
+
+def _swizzle_rules(p: TileParams) -> list[str]:
+    why = _async_rules(p)
+    need(p.swizzle >= 1, f"swizzle={p.swizzle} must be >= 1", why)
+    return why
+
+
+def _tile_bytes(p: TileParams) -> int:
+    """One k-tile of A and B, k-major with rows padded by 4 floats."""
+    return p.BK * (p.BM + 4 + p.BN + 4) * F32
+
+
+_WT_FIELDS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "threads")
+# 128x128 block, 8 warps of 64x32, 8x8 per thread: 64 FFMA per 4 LDS.128,
+# <= 128 registers so two blocks share an SM.
+_WT_LARGE = TileParams(BM=128, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, threads=256)
+# 256x128 block (the block shape cuBLAS picks on H200), 8 warps of 128x32,
+# 16x8 per thread: 128 FFMA per 6 LDS.128, one block per SM with up to 255
+# registers.  Warps of 64x64 with 8x16 per thread measured 4-10% slower.
+_WT_HUGE = TileParams(BM=256, BN=128, BK=8, WM=128, WN=32, TM=16, TN=8, threads=256)
+# 64x64 block, 4 warps of 32x32, 8x4 per thread: more blocks for small problems.
+_WT_SMALL = TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=128)
+
+WARPTILE = KernelSpec(
+    id=8, name="warptile", source="08_warptile.cu", function="sgemm_warptile",
+    title="warp tiling: block -> warp -> 8x8 thread tiles, LDS.128",
+    seed="seed 002 kernels 7-8; seed 003 kernels 8-9",
+    template_fields=_WT_FIELDS,
+    configs={"small": _WT_SMALL, "large": _WT_LARGE},
+    rules=_warptile_rules,
+    vector_loads=True,
+    static_smem=_tile_bytes,
+)
+
 # @@rung-9@@
+# ---- rung 9: rung 8 + double buffer, register prefetch ------------------------
+DOUBLE_BUFFER = KernelSpec(
+    id=9, name="double_buffer", source="09_double_buffer.cu", function="sgemm_double_buffer",
+    title="rung 8 + double-buffered shared memory, register prefetch",
+    seed="seed 000 algorithms 4-5; seed 003 kernels 10-11",
+    template_fields=_WT_FIELDS,
+    configs={"small": _WT_SMALL, "medium": _WT_LARGE, "large": _WT_HUGE},
+    rules=_warptile_rules,
+    vector_loads=True,
+    static_smem=lambda p: 2 * _tile_bytes(p),
+)
+
 # @@rung-10@@
+# ---- rung 10: cp.async pipeline ------------------------------------------------
+ASYNC_PIPELINE = KernelSpec(
+    id=10, name="async", source="10_async_pipeline.cu", function="sgemm_async",
+    title="cp.async multi-stage pipeline in dynamic shared memory",
+    seed="seed 002 kernel 9; PTX cp.async",
+    template_fields=_WT_FIELDS + ("stages",),
+    configs={"small": _WT_SMALL.replace(stages=3),
+             "medium": _WT_LARGE.replace(stages=2),
+             "large": _WT_HUGE.replace(BK=16, stages=3)},
+    rules=_async_rules,
+    vector_loads=True,
+    dynamic_smem=lambda p: p.stages * _tile_bytes(p),
+)
+
 # @@rung-11@@
+# ---- rung 11: rung 10 + thread-block swizzle -----------------------------------
+def _swizzle_grid(prob, p: TileParams) -> tuple[int, int, int]:
+    """One-dimensional grid: 11_swizzle.cu maps blockIdx.x to a C tile."""
+    tiles = -(-prob.m // p.BM) * -(-prob.n // p.BN)
+    return (tiles, 1, prob.batch)
+
+
+SWIZZLE = KernelSpec(
+    id=11, name="swizzle", source="11_swizzle.cu", function="sgemm_swizzle",
+    title="rung 10 + thread-block swizzle (grouped tile order) for L2 reuse",
+    seed="seed 002 kernel 8 (thread-group swizzling)",
+    template_fields=_WT_FIELDS + ("stages", "swizzle"),
+    configs={"small": _WT_SMALL.replace(stages=3, swizzle=8),
+             "medium": _WT_LARGE.replace(stages=3, swizzle=8),
+             "large": _WT_HUGE.replace(BK=16, stages=3, swizzle=8)},
+    rules=_swizzle_rules,
+    vector_loads=True,
+    dynamic_smem=lambda p: p.stages * _tile_bytes(p),
+    grid_fn=_swizzle_grid,
+)
 # @@rung-12@@
 
 # ---- rung 12: Volkov-Demmel ----------------------------------------------------
@@ -239,5 +377,9 @@ LADDER = [s for s in [
     BLOCKTILE_2D,
     VECTORIZED,
     CONFLICT_FREE,
+    WARPTILE,
+    DOUBLE_BUFFER,
+    ASYNC_PIPELINE,
+    SWIZZLE,
     VOLKOV,
 ] if s is not None]
