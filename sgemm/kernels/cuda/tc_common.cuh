@@ -1,0 +1,74 @@
+// tc_common.cuh -- helpers shared by the tensor-core kernels (20_*, 21_*).
+//
+// 3xTF32 (CUTLASS "3xTF32"; Ootomo & Yokota 2022): every FP32 operand x is
+// split into big = tf32(x) and small = tf32(x - big) (both rounded to nearest,
+// ties away, by cvt.rna), and
+//     a*b ~= big_a*big_b + big_a*small_b + small_a*big_b
+// with FP32 accumulation.  |x - big - small| <= 2^-22 |x| and the dropped
+// small_a*small_b term is <= 2^-22 |a||b|, so each product carries an error
+// of a few FP32 ulps; the tensor-core accumulation then behaves like a
+// blocked FP32 sum.  precision="tf32" keeps only big_a*big_b.
+//
+// Special values.  The split is not closed under Inf/NaN: small = Inf - Inf
+// is NaN, and big_a*small_b with a = Inf and small_b = 0 is NaN where plain
+// FFMA gives Inf.  Values within 2^-11 of FLT_MAX would round to Inf in the
+// split.  So every split also ORs a flag, "this input is not a finite number
+// below 0x1.ffep127", and a block that saw one recomputes its tile of C with
+// plain FFMA in the same kernel (sg::ffma_tile below).  NaN/Inf therefore
+// propagate exactly as in the FFMA path; finite data never pays for it beyond
+// one compare per split element.
+#pragma once
+#include "common.cuh"
+
+namespace tc {
+
+// NVRTC has no <cstdint>.
+using u32 = unsigned int;
+using u64 = unsigned long long;
+
+// Round an FP32 value to TF32 (10 explicit mantissa bits), nearest, ties away.
+__device__ __forceinline__ float to_tf32(float x) {
+    u32 r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return __uint_as_float(r);
+}
+
+// True when x is not safe to split (NaN, +-Inf, or so large that rounding it
+// to TF32 overflows).
+__device__ __forceinline__ bool unsplittable(float x) {
+    return !(fabsf(x) < 0x1.ffep127f);
+}
+
+// big/small split of one value; X3 == false only rounds (small unused).
+template <bool X3>
+__device__ __forceinline__ void split(float x, float& big, float& small, bool& bad) {
+    big = to_tf32(x);
+    if (X3) {
+        small = to_tf32(x - big);
+        bad |= unsplittable(x);
+    } else {
+        small = 0.0f;
+    }
+}
+
+// Plain FFMA recomputation of the C tile [m0, m0+bm) x [n0, n0+bn): the
+// fallback for blocks whose inputs held Inf/NaN/huge values (see above).  Slow
+// (every thread streams a row of A and a column of B from global memory), and
+// only ever run on such inputs.
+template <bool TA, bool TB>
+__device__ __noinline__ void ffma_tile(int M, int N, int K, float alpha,
+                                       const float* __restrict__ A, long long lda,
+                                       const float* __restrict__ B, long long ldb,
+                                       float beta, float* __restrict__ C, long long ldc,
+                                       int m0, int n0, int bm, int bn, int tid, int nthreads) {
+    for (int e = tid; e < bm * bn; e += nthreads) {
+        const int i = m0 + e % bm, j = n0 + e / bm;
+        if (i >= M || j >= N) continue;
+        float acc = 0.0f;
+        for (int p = 0; p < K; ++p)
+            acc = fmaf(A[sg::a_off<TA>(i, p, lda)], B[sg::b_off<TB>(p, j, ldb)], acc);
+        sg::store_c(C, (long long)j * ldc + i, acc, alpha, beta);
+    }
+}
+
+}  // namespace tc

@@ -1,0 +1,90 @@
+"""CPU model of the 3xTF32 split used by the tensor-core kernels (issue 6).
+
+No GPU: NumPy reproduces cvt.rna.tf32.f32 (round to 10 mantissa bits, ties
+away from zero) and checks the error bounds the kernels rely on, the
+special-value flag, and the specs' registration.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sgemm.kernels.registry import KERNELS
+
+
+def to_tf32(x: np.ndarray) -> np.ndarray:
+    """cvt.rna.tf32.f32 for finite x: add half an ulp of the 10-bit mantissa
+    to the magnitude, then clear the 13 low bits."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x1000) & 0xFFFFE000
+    return u.astype(np.uint32).view(np.float32)
+
+
+def split(x: np.ndarray):
+    big = to_tf32(x)
+    small = to_tf32((x - big).astype(np.float32))
+    return big, small
+
+
+def unsplittable(x: np.ndarray) -> np.ndarray:
+    return ~(np.abs(x) < np.float32(2.0 ** 127 * (2 - 2.0 ** -11)))
+
+
+def test_tf32_rounding_keeps_10_bits():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(10000).astype(np.float32)
+    b = to_tf32(x)
+    assert np.all((b.view(np.uint32) & 0x1FFF) == 0)
+    rel = np.abs((x - b) / x)
+    assert rel.max() <= 2.0 ** -11 * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0 ** -16, 2.0 ** 16])
+def test_split_error_bound(scale):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(100000) * scale).astype(np.float32)
+    big, small = split(x)
+    resid = x.astype(np.float64) - big.astype(np.float64) - small.astype(np.float64)
+    assert np.all(np.abs(resid) <= 2.0 ** -22 * np.abs(x) * (1 + 1e-6))
+
+
+def test_three_products_bound():
+    """big*big + big*small + small*big differs from a*b by <= ~2^-21 |a b|:
+    the dropped small*small term plus the two split residuals."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(100000).astype(np.float32)
+    b = rng.standard_normal(100000).astype(np.float32)
+    ab, as_ = split(a)
+    bb, bs = split(b)
+    f = lambda v: v.astype(np.float64)  # noqa: E731
+    approx = f(ab) * f(bb) + f(ab) * f(bs) + f(as_) * f(bb)
+    exact = f(a) * f(b)
+    assert np.all(np.abs(approx - exact) <= 2.0 ** -20 * np.abs(exact) + 1e-300)
+    # one TF32 product alone is ~2^-11 relative: 3xTF32 is ~1000x better
+    one = f(ab) * f(bb)
+    assert np.median(np.abs(one - exact) / np.abs(exact)) > 100 * np.median(
+        np.abs(approx - exact) / np.abs(exact))
+
+
+def test_special_values_are_flagged():
+    x = np.array([np.inf, -np.inf, np.nan, 3.4028235e38, -3.4028e38, 3.4e38, 0.0, 1e-40],
+                 dtype=np.float32)
+    flag = unsplittable(x)
+    assert flag.tolist() == [True, True, True, True, True, False, False, False]
+    # the largest value that is not flagged still rounds to a finite TF32
+    ok = np.float32(2.0 ** 127 * (2 - 2.0 ** -11))
+    ok = np.nextafter(ok, np.float32(0))
+    assert np.isfinite(to_tf32(np.array([ok]))[0])
+
+
+def test_specs_registered():
+    names = {s.name: s for s in KERNELS.values()}
+    for n, prec in (("tf32x3_mma", "tf32x3"), ("tf32_mma", "tf32"),
+                    ("tf32x3_wgmma", "tf32x3"), ("tf32_wgmma", "tf32")):
+        s = names[n]
+        assert s.precision == prec and s.id >= 20
+        for cname, p in s.configs.items():
+            assert not s.can_implement(p), (n, cname, s.can_implement(p))
+    assert names["tf32x3_wgmma"].archs == ("sm_90a",)
+    assert names["tf32x3_wgmma"].min_cc == 90
+    assert set(names["tf32x3_mma"].archs) == {"sm_80", "sm_90a"}
