@@ -72,6 +72,22 @@ __host__ __device__ constexpr int tile_floats(int rows, int bk) {
 // operand is contiguous along k (element (r, p) at X[r*ld + p]); otherwise
 // contiguous along rows (X[p*ld + r]).  r0/k0 are the tile origin, R/KK the
 // valid extents.
+// One 16-byte chunk of 4 contiguous floats, of which `bytes` are in range.
+// A partial chunk (the k or row edge) is copied 4 bytes at a time: a 16-byte
+// cp.async with a short src-size is zero-filled correctly, but its source
+// span still covers the out-of-range floats, which can lie past the end of
+// the allocation (compute-sanitizer memcheck flagged exactly that on
+// 127x65x129 with a 132-float row pitch).
+__device__ __forceinline__ void copy_chunk(tc::u32 dst, const float* src, int bytes) {
+    if (bytes == 16 || bytes == 0) {
+        cp_async16(dst, src, bytes);
+    } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+            cp_async4(dst + 4u * q, 4 * q < bytes ? src + q : src, 4 * q < bytes ? 4 : 0);
+    }
+}
+
 template <int ROWS, int BK, int THREADS, bool KCONT, bool ALIGNED>
 __device__ __forceinline__ void load_tile(float* s, const float* __restrict__ X, long long ld,
                                           int r0, int k0, int R, int KK, int tid) {
@@ -89,7 +105,7 @@ __device__ __forceinline__ void load_tile(float* s, const float* __restrict__ X,
                     int bytes = (gr < R) ? 4 * (KK - gk) : 0;
                     bytes = bytes < 0 ? 0 : (bytes > 16 ? 16 : bytes);
                     const float* src = bytes > 0 ? X + (long long)gr * ld + gk : X;
-                    cp_async16(sbase + 4u * (r * LDS + c), src, bytes);
+                    copy_chunk(sbase + 4u * (r * LDS + c), src, bytes);
                 }
             }
         } else {
@@ -119,7 +135,7 @@ __device__ __forceinline__ void load_tile(float* s, const float* __restrict__ X,
                     int bytes = (gk < KK) ? 4 * (R - gr) : 0;
                     bytes = bytes < 0 ? 0 : (bytes > 16 ? 16 : bytes);
                     const float* src = bytes > 0 ? X + (long long)gk * ld + gr : X;
-                    cp_async16(sbase + 4u * (p * LDS + r), src, bytes);
+                    copy_chunk(sbase + 4u * (p * LDS + r), src, bytes);
                 }
             }
         } else {
