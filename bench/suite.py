@@ -160,9 +160,9 @@ def _precompile(sgemm, shapes, dev):
 
 def run_shape(cp, sgemm, sh, dev, args) -> dict:
     from sgemm import dispatch
-    row = {"shape": sh.label, "m": sh.m, "n": sh.n, "k": sh.k, "ta": sh.ta, "tb": sh.tb,
+    row = {"shape": sh.key, "m": sh.m, "n": sh.n, "k": sh.k, "ta": sh.ta, "tb": sh.tb,
            "batch": sh.batch, "flops": sh.flops}
-    A, B = _operands(cp, sh, seed=zlib.crc32(sh.label.encode()) & 0xffff)
+    A, B = _operands(cp, sh, seed=zlib.crc32(sh.key.encode()) & 0xffff)
     out_shape = ((sh.batch,) if sh.batch > 1 else ()) + (sh.m, sh.n)
     C = cp.full(out_shape, cp.nan, dtype=cp.float32)
     p = _plan(sgemm, sh, A, B, C, kernel=args.kernel)
@@ -267,7 +267,7 @@ def main(argv=None) -> int:
     from sgemm.runtime.compiler import nvrtc_version
     from sgemm.tune import read_shapes
 
-    shapes = [s for s in read_shapes(args.shapes) if args.only in s.label]
+    shapes = [s for s in read_shapes(args.shapes) if args.only in s.key]
     dev = devmod.info(0)
     env = {"device": dev.name, "sm_count": dev.sm_count, "arch": dev.arch,
            "gpu_key": dispatch.gpu_key(dev), "cupy": cp.__version__,
@@ -284,13 +284,13 @@ def main(argv=None) -> int:
     t_start = time.time()
     for sh in shapes:
         if args.budget_s and time.time() - t_start > args.budget_s:
-            rows.append({"shape": sh.label, "skipped": "time budget"})
+            rows.append({"shape": sh.key, "skipped": "time budget"})
             continue
         t0 = time.time()
         try:
             row = run_shape(cp, sgemm, sh, dev, args)
         except Exception as e:  # noqa: BLE001 -- record and go on
-            row = {"shape": sh.label, "error": f"{type(e).__name__}: {e}",
+            row = {"shape": sh.key, "error": f"{type(e).__name__}: {e}",
                    "trace": traceback.format_exc()[-2000:]}
         row["wall_s"] = round(time.time() - t0, 2)
         rows.append(row)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import dispatch
+from .bench.sizes import Shape, parse_shapes, read_shapes  # noqa: F401  (re-exported)
 from .kernels import registry
 from .kernels import schemes as S
 from .kernels.params import TileParams
@@ -64,70 +65,7 @@ DEVICE_MODELS = {
 }
 
 
-# ---- shapes files --------------------------------------------------------------------
-@dataclass(frozen=True)
-class Shape:
-    m: int
-    n: int
-    k: int
-    ta: bool = False
-    tb: bool = False
-    batch: int = 1
-
-    @property
-    def label(self) -> str:
-        t = ("T" if self.ta else "N") + ("T" if self.tb else "N")
-        b = f"x{self.batch}" if self.batch > 1 else ""
-        return f"{self.m}x{self.n}x{self.k}{'' if t == 'NN' else ':' + t}{b}"
-
-    @property
-    def flops(self) -> int:
-        return 2 * self.m * self.n * self.k * self.batch
-
-
-def _flag(tok: str) -> bool:
-    t = tok.strip().upper()
-    if t in ("N", "0", "F", "FALSE"):
-        return False
-    if t in ("T", "1", "TRUE", "C"):
-        return True
-    raise ValueError(f"transpose flag {tok!r}: use N or T")
-
-
-def parse_shape(line: str) -> Shape | None:
-    """'M N K [transA transB] [batch]'; '#' starts a comment."""
-    line = line.split("#", 1)[0].strip()
-    if not line:
-        return None
-    tok = line.replace(",", " ").split()
-    if len(tok) not in (3, 4, 5, 6):
-        raise ValueError(f"shape line {line!r}: expected M N K [transA transB] [batch]")
-    m, n, k = (int(x) for x in tok[:3])
-    ta = tb = False
-    batch = 1
-    rest = tok[3:]
-    if len(rest) >= 2 and not rest[0].isdigit():
-        ta, tb = _flag(rest[0]), _flag(rest[1])
-        rest = rest[2:]
-    if rest:
-        batch = int(rest[0])
-    if min(m, n, k, batch) < 1:
-        raise ValueError(f"shape line {line!r}: sizes must be positive")
-    return Shape(m, n, k, ta, tb, batch)
-
-
-def read_shapes(path) -> list[Shape]:
-    out = []
-    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
-        try:
-            s = parse_shape(line)
-        except ValueError as e:
-            raise ValueError(f"{path}:{i}: {e}") from None
-        if s is not None:
-            out.append(s)
-    return out
-
-
+# ---- shapes files: the bench's format and parser (sgemm.bench.sizes) -------------------
 def canonical(shape: Shape, aligned: bool = True) -> Problem:
     """The canonical problem of row-major (C-order) operands of this shape, as
     layout.normalize makes it: C^T = op(B)^T op(A)^T, pointers are dummies."""
@@ -655,7 +593,7 @@ def _tune(args) -> int:
         for sh in shapes:
             prob = canonical(sh)
             cs = candidates(prob, dev, args.precision, args.per_spec, names, report)
-            print(f"{sh.label:>22} class {dispatch.shape_class(prob)}: {len(cs)} candidates")
+            print(f"{sh.key:>22} class {dispatch.shape_class(prob)}: {len(cs)} candidates")
             for c in cs[: args.show_candidates]:
                 print(f"    {c.source:>9} {c.spec.name:>12} {c.scheme:>7} {_short(c.params)}")
         print("\nparameter spaces after can_implement (problem-independent):")
@@ -683,24 +621,24 @@ def _tune(args) -> int:
     print(f"compiled {len(set(items))} instantiations in {time.time() - t0:.1f} s", flush=True)
     for sh, problems, keep, _ in prepared:
         if args.budget_s and time.time() - t_start > args.budget_s:
-            print(f"time budget {args.budget_s} s reached; stopping before {sh.label}")
+            print(f"time budget {args.budget_s} s reached; stopping before {sh.key}")
             break
         if log:
-            log(f"{sh.label}  ({dispatch.shape_class(problems[0])})")
+            log(f"{sh.key}  ({dispatch.shape_class(problems[0])})")
         ranked = tune_problems(problems, dev, args.precision, args.per_spec, names,
                                args.reps, log, args.max_candidates)
         timed = [c for c in ranked if c.time_ms is not None]
         if not timed:
-            print(f"{sh.label}: no candidate ran")
+            print(f"{sh.key}: no candidate ran")
             continue
         best = timed[0]
         h = next((c.time_ms for c in ranked if c.source == "heuristic"), None)
-        record(table, problems[0], best, h, sh.label)
-        results.append({"shape": sh.label, "class": dispatch.shape_class(problems[0]),
+        record(table, problems[0], best, h, sh.key)
+        results.append({"shape": sh.key, "class": dispatch.shape_class(problems[0]),
                         "best": best.describe(), "heuristic_ms": h,
                         "candidates": [c.describe() for c in ranked]})
         gain = f"{h / best.time_ms:.2f}x over heuristic" if h else ""
-        print(f"{sh.label:>22}: {best.spec.name} {_short(best.params)} "
+        print(f"{sh.key:>22}: {best.spec.name} {_short(best.params)} "
               f"{best.time_ms:.4f} ms {gain}", flush=True)
         table.save(path)
         dispatch.forget_tables()

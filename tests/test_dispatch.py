@@ -310,15 +310,18 @@ def test_public_suite():
     assert any(x & (x - 1) for x in squares)
 
 
-def test_parse_shape_forms():
-    assert tune.parse_shape("64 64 64 N N 1024") == tune.Shape(64, 64, 64, False, False, 1024)
-    assert tune.parse_shape("1 2 3 T N") == tune.Shape(1, 2, 3, True, False, 1)
-    assert tune.parse_shape("5 6 7 3") == tune.Shape(5, 6, 7, False, False, 3)
-    assert tune.parse_shape("  # comment") is None
+def test_tuner_reads_the_bench_shapes_format():
+    # one parser for shapes files (sgemm.bench.sizes), shared by bench, suite and tune
+    text = "64 64 64 N N 1024\n1 2 3 T N  # comment\n5 6 7 3\n# only a comment\n9 9 9 C n"
+    assert tune.parse_shapes(text) == [tune.Shape(64, 64, 64, False, False, 1024),
+                                       tune.Shape(1, 2, 3, True, False, 1),
+                                       tune.Shape(5, 6, 7, False, False, 3),
+                                       tune.Shape(9, 9, 9, True, False, 1)]
+    assert tune.Shape(1, 2, 3, True, False, 4).key == "1x2x3:TNx4"
     with pytest.raises(ValueError):
-        tune.parse_shape("1 2")
+        tune.parse_shapes("1 2")
     with pytest.raises(ValueError):
-        tune.parse_shape("1 2 3 X N")
+        tune.parse_shapes("1 2 3 X N")
 
 
 def test_canonical_row_major():

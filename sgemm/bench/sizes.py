@@ -48,6 +48,13 @@ class Shape:
             s += f" b{self.batch}"
         return s
 
+    @property
+    def key(self) -> str:
+        """Unambiguous one-word name, 'MxNxK[:TT][xBATCH]' (suite and tuner rows)."""
+        t = ("T" if self.ta else "N") + ("T" if self.tb else "N")
+        b = f"x{self.batch}" if self.batch > 1 else ""
+        return f"{self.m}x{self.n}x{self.k}{'' if t == 'NN' else ':' + t}{b}"
+
     def to_json(self) -> dict:
         return asdict(self)
 
@@ -105,7 +112,9 @@ def parse_sizes(text: str) -> list[int]:
     return out
 
 
-_TRUE = {"t": True, "1": True, "true": True, "n": False, "0": False, "false": False}
+# 'C' (conjugate transpose) is a transpose for real data, as in BLAS.
+_TRUE = {"t": True, "c": True, "1": True, "true": True,
+         "n": False, "0": False, "false": False}
 
 
 def _flag(text: str, where: str) -> bool:
