@@ -15,7 +15,7 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     a, b, c: 2-D float32 arrays, all NumPy (copied to GPU 0; a NumPy array
     comes back) or all on one GPU (CuPy, PyTorch, anything with
     ``__cuda_array_interface__``/DLPack; the result comes back in a's
-    package).  Any strides with one unit stride are used in place, without a
+    package for CuPy and PyTorch, as a CuPy array for other CUDA arrays).  Any strides with one unit stride are used in place, without a
     copy: C- or F-order, transposed views, a row pitch larger than the row.
     Other strides are rejected.  When c is given it is updated in place and
     returned; it must not overlap a or b.  beta == 0 overwrites c without
