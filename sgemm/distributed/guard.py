@@ -105,6 +105,9 @@ def report(message: str, comm=None, exc: BaseException | None = None) -> None:
         pass
 
 
+ABORT_GRACE_S = 0.5
+
+
 def abort(comm=None, code: int = 1) -> None:
     """Run the abort hooks, then MPI_Abort (or exit the process when there is
     no communicator).  Does not return."""
@@ -115,6 +118,10 @@ def abort(comm=None, code: int = 1) -> None:
             except Exception:
                 pass
         if comm is not None:
+            # Give the launcher a moment to forward this rank's report: MPI_Abort
+            # kills every process at once, and a message still in the launcher's
+            # pipe was seen lost (the job ended with no word of why).
+            time.sleep(ABORT_GRACE_S)
             try:
                 comm.Abort(code)
             except Exception:
