@@ -63,15 +63,14 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
     """Kernel choice and launches for canonical problems of one shape.
     Returns (spec, params, scheme, launches)."""
     from . import dispatch
-    launches: list[Launch] = []
     if not problems:
-        return None, None, "empty", launches
+        return None, None, "empty", []
     first = problems[0]
     if first.m == 0 or first.n == 0 or first.batch == 0:
-        return None, None, "empty", launches
+        return None, None, "empty", []
     if first.k == 0 or first.alpha == 0.0:
         if first.beta == 1.0:
-            return None, None, "noop", launches
+            return None, None, "noop", []
         spec, params, scheme = SCALE, SCALE.configs["default"], "scale"
     else:
         spec, params, scheme = dispatch.select(first, dev, kernel, precision)
@@ -81,13 +80,20 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
         if scheme == "splitk":   # two launches and a workspace (dispatch.scheme_launches)
             return spec, params, scheme, dispatch.scheme_launches(problems, spec, params,
                                                                   scheme, dev)
+    return spec, params, scheme, direct_launches(problems, spec, params, dev)
+
+
+def direct_launches(problems: list[Problem], spec: KernelSpec, p: TileParams,
+                    dev) -> list[Launch]:
+    """One launch per grid-sized piece of each problem (no workspace)."""
+    out = []
     for prob in problems:
-        for piece in _split_for_grid(prob, spec, params):
+        for piece in _split_for_grid(prob, spec, p):
             aligned = spec.vector_loads and piece.aligned
-            k = launcher.get_kernel(spec, params, piece.ta, piece.tb, aligned, dev)
-            launches.append(Launch(k, spec.grid(piece, params), spec.block(params),
-                                   spec.dynamic_smem(params), spec.args(piece)))
-    return spec, params, scheme, launches
+            k = launcher.get_kernel(spec, p, piece.ta, piece.tb, aligned, dev)
+            out.append(Launch(k, spec.grid(piece, p), spec.block(p),
+                              spec.dynamic_smem(p), spec.args(piece)))
+    return out
 
 
 def _mat(d: ArrayDesc, extra_elems: int = 0) -> Mat:

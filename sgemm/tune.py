@@ -32,7 +32,7 @@ import os
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import dispatch
@@ -337,19 +337,11 @@ def compile_all(items: list[tuple[str, str, str]], jobs: int | None = None) -> d
 def launches_for(spec: KernelSpec, params: TileParams, problems: list[Problem],
                  dev: DeviceInfo) -> list:
     """What plan.prepare would launch for these params (direct or split-K)."""
-    from .plan import Launch, _split_for_grid
-    from .runtime import launcher
+    from .plan import direct_launches
     scheme = dispatch.scheme_for(spec, params, problems[0])
     if scheme == "splitk":
         return dispatch.scheme_launches(problems, spec, params, scheme, dev)
-    out = []
-    for prob in problems:
-        for piece in _split_for_grid(prob, spec, params):
-            aligned = spec.vector_loads and piece.aligned
-            k = launcher.get_kernel(spec, params, piece.ta, piece.tb, aligned, dev)
-            out.append(Launch(k, spec.grid(piece, params), spec.block(params),
-                              spec.dynamic_smem(params), spec.args(piece)))
-    return out
+    return direct_launches(problems, spec, params, dev)
 
 
 GRAPH_TUNE_FLOPS = 2 * 512 ** 3     # at most this: time candidates inside CUDA graphs
