@@ -1,23 +1,77 @@
 #!/usr/bin/env bash
-# One device call does everything: install, GPU tests, benchmark, short table last.
-#   bash scripts/gpu_session.sh [tests|bench|all] [pytest args...]
-# Writes logs and results under $OUT (the device tool brings them back).
+# One device call does everything asked of it: install, then each step named,
+# in order, with a short table last.
+#   bash scripts/gpu_session.sh [STEP...]        (default: tests bench)
+# Steps:
+#   tests     GPU tests (pytest -m gpu); PYTEST_ARGS narrows them
+#   bench     `sgemm bench` on its embedded defaults (the ladder against cuBLAS)
+#   recheck   the best FFMA rung and `auto` against cuBLAS at 4096^3 and 8192^3,
+#             all four transposes of 4096^3 (issue 3's target), 30 samples
+#   profile   `sgemm profile` on every ladder rung at 2048^3, rung 9 also at 4096^3
+#   tune      `sgemm tune` over $TUNE_SHAPES (default: the public suite), merged
+#             into a copy of the shipped table ($OUT/tuned-table.json)
+#   suite     bench/suite.py over the public shapes (uses the tuned table above
+#             when the tune step ran)
+# Writes logs and results under $OUT (the device tool brings them back; it
+# returns at most 8 files, so steps that make many files tar them).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/sgemm-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 SGEMM_CACHE_DIR=${SGEMM_CACHE_DIR:-/tmp/sgemm-cache}
-mode=${1:-all}; shift || true
 # Editable install for the `sgemm` entry point; PYTHONPATH as a fallback so a
 # failed install (old setuptools without PEP 660) still finds the package.
 python3 -m pip install --no-deps --no-build-isolation -q -e . 2>&1 | tail -3
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
+[[ $# -eq 0 ]] && set -- tests bench
 rc=0
-if [[ $mode == tests || $mode == all ]]; then
-  python3 -m pytest -q -m gpu -p no:cacheprovider "$@" 2>&1 | tee "$OUT/gpu-tests.log" | tail -15
-  rc=${PIPESTATUS[0]}
-fi
-if [[ $mode == bench || $mode == all ]]; then
-  python3 -m sgemm.cli bench --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -40
-fi
+summary=()
+for step in "$@"; do
+  t0=$(date +%s)
+  case $step in
+    tests)
+      python3 -m pytest -q -m gpu -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 \
+        | tee "$OUT/gpu-tests.log" | tail -15
+      r=${PIPESTATUS[0]}; [[ $r -ne 0 ]] && rc=$r
+      summary+=("tests: $(tail -1 "$OUT/gpu-tests.log")") ;;
+    bench)
+      python3 -m sgemm.cli bench --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -40
+      summary+=("bench: $(tail -1 "$OUT/bench.log")") ;;
+    recheck)
+      python3 -m sgemm.cli bench --kernels auto,double_buffer --sizes 4096,8192 \
+        --repeat 30 --no-plots --out "$OUT/recheck" 2>&1 | tee "$OUT/recheck.log" | tail -12
+      printf '4096 4096 4096 N N\n4096 4096 4096 N T\n4096 4096 4096 T N\n4096 4096 4096 T T\n' \
+        > /tmp/transposes.txt
+      python3 -m sgemm.cli bench --kernels auto,double_buffer --shapes /tmp/transposes.txt \
+        --repeat 30 --no-plots --out "$OUT/recheck-t" 2>&1 | tee -a "$OUT/recheck.log" | tail -12
+      tar czf "$OUT/recheck.tgz" -C "$OUT" recheck recheck-t && rm -rf "$OUT/recheck" "$OUT/recheck-t"
+      summary+=("recheck: done") ;;
+    profile)
+      mkdir -p /tmp/prof
+      for r in 1 2 3 4 5 6 7 8 9 10 11 12; do
+        python3 -m sgemm.cli profile "$r" --size 2048 2048 2048 --out /tmp/prof
+      done 2>&1 | tee "$OUT/profile-2048.log" | grep -E "^sgemm profile|FMA pipe|bank conf|top warp"
+      python3 -m sgemm.cli profile 9 --size 4096 4096 4096 --out /tmp/prof 2>&1 \
+        | tee "$OUT/profile-4096.log" | tail -16
+      tar czf "$OUT/profile-csv.tgz" -C /tmp prof
+      summary+=("profile: $(grep -c '^sgemm profile' "$OUT"/profile-*.log | paste -sd' ') runs") ;;
+    tune)
+      table="$OUT/tuned-table.json"
+      cp sgemm/data/tuned-nvidia-h200-sm132-sm_90a.json "$table"
+      SGEMM_TUNED_TABLE="$table" python3 -m sgemm.cli tune \
+        --shapes "${TUNE_SHAPES:-bench/shapes/public.txt}" --out "$table" \
+        --log "$OUT/tune-log.json" --budget-s "${TUNE_BUDGET_S:-300}" 2>&1 \
+        | tee "$OUT/tune.log" | tail -50
+      export SGEMM_TUNED_TABLE="$table"
+      summary+=("tune: $(tail -1 "$OUT/tune.log")") ;;
+    suite)
+      python3 bench/suite.py --out "$OUT/suite.json" ${SUITE_ARGS:-} 2>&1 \
+        | tee "$OUT/suite.log" | tail -70
+      summary+=("suite: $(grep -m1 -i geomean "$OUT/suite.log")") ;;
+    *) echo "unknown step: $step" >&2; rc=2; summary+=("$step: unknown") ;;
+  esac
+  summary[-1]="${summary[-1]} ($(( $(date +%s) - t0 )) s)"
+done
+echo "==== summary"
+printf '%s\n' "${summary[@]}"
 exit $rc

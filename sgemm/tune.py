@@ -254,9 +254,9 @@ def _relevant(spec: KernelSpec, prob: Problem, p: TileParams) -> str | None:
 def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee", per_spec: int = 4,
                names=None, report: dict | None = None) -> list[Candidate]:
     """Pruned, ranked candidates for one problem: the heuristic's choice first,
-    then the specs' best by the cost model taken round-robin (each spec's
-    first, then each one's second, ...), at most ``per_spec`` per spec, named
-    configs and split-K variants included.  Duplicates (the same template and
+    then every spec's named configs that apply, then the specs' best by the
+    cost model taken round-robin (each spec's first, then each one's second,
+    ...), at most ``per_spec`` per spec, split-K variants included.  Duplicates (the same template and
     parameters under two scheme names) are dropped."""
     out: list[Candidate] = []
     seen = set()
@@ -268,17 +268,33 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee", per_spec
         pass
     deep = prob.batch == 1 and prob.k >= max(prob.m, prob.n) and prob.k >= 512
     per: list[list[Candidate]] = []
+    named: list[Candidate] = []
     for spec in tunable_specs(precision, dev, names):
         space, why = param_space(spec, dev.smem_optin)
         if report is not None:
             report.setdefault(spec.name, {"space": len(space), "rejected": dict(why)})
         ranked = []
         single = spec.extra.get("scheme", "direct") in ("direct", "splitk", "gemv")
+        # The specs' named configs are the hand-tuned points (rung 9 "large"
+        # is the fastest FFMA kernel at >= 2048^3): always time them.  The cost
+        # model alone ranked them out for 6144^3 and 2048^3 x 8 (suite of
+        # 2026-11-21: 0.80 and 0.78 against ~0.95 for the named config).
+        for cfg in spec.configs.values():
+            if spec.can_implement(cfg, dev.smem_optin) or _relevant(spec, prob, cfg):
+                continue
+            key = (spec.source, spec.function, cfg)
+            if key not in seen:
+                seen.add(key)
+                named.append(Candidate(spec, cfg, predicted_time(spec, prob, cfg, dev),
+                                       source="config"))
+        # Split-K also where the grid does not fill the GPU twice over (tall-
+        # skinny 16384x64x4096 runs 128 blocks of K = 4096 on 132 SMs).
         for p in space:
             if _relevant(spec, prob, p):
                 continue
             ranked.append((predicted_time(spec, prob, p, dev), p))
-            if deep and single and not spec.plain:
+            thin = prob.batch == 1 and prob.k >= 512 and _blocks(spec, prob, p) < 2 * dev.sm_count
+            if (deep or thin) and single and not spec.plain:
                 for sk in SPLITS:
                     q = p.replace(split_k=sk)
                     if _relevant(spec, prob, q):
@@ -295,6 +311,8 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee", per_spec
             seen.add(key)
             mine.append(Candidate(spec, p, t, source="model"))
         per.append(mine)
+    named.sort(key=lambda c: c.predicted)
+    out.extend(named)
     for i in range(per_spec):
         for mine in per:
             if i < len(mine):
@@ -414,7 +432,7 @@ def scratch_problems(problems: list[Problem], device_id: int):
 
 def tune_problems(problems: list[Problem], dev: DeviceInfo, precision: str = "ieee",
                   per_spec: int = 4, names=None, reps: int = 5, log=None,
-                  max_candidates: int = 24) -> list[Candidate]:
+                  max_candidates: int = 40) -> list[Candidate]:
     """Compile and time the candidates for canonical problems of one shape;
     returns them sorted, fastest first (rejected ones last)."""
     import cupy
@@ -675,7 +693,7 @@ def main(argv=None) -> int:
                     "schemes, prioritized specs and rungs 8-11)")
     ap.add_argument("--precision", default="ieee", choices=("ieee", "tf32x3", "tf32"))
     ap.add_argument("--per-spec", type=int, default=4, help="candidates kept per kernel")
-    ap.add_argument("--max-candidates", type=int, default=24)
+    ap.add_argument("--max-candidates", type=int, default=40)
     ap.add_argument("--reps", type=int, default=5, help="timed batches per candidate")
     ap.add_argument("--jobs", type=int, default=None, help="parallel compile processes")
     ap.add_argument("--budget-s", type=float, default=0, help="stop after this many seconds")
