@@ -1,6 +1,6 @@
 """Check, then time, the FFMA rungs 8-11 against cuBLAS in one device call.
 
-    python scripts/tune_ffma.py [--quick]
+    python scripts/tune_ffma.py [--quick] [--only=NAME,NAME]
 
 1. Compiles every instantiation it will launch, in parallel (disk cache).
 2. Correctness of every registered config (small and large of rungs 8-11,
@@ -42,6 +42,9 @@ from sgemm.runtime.compiler import compile_kernel
 
 OUT = os.environ.get("OUT", "/tmp/ffma_out")
 QUICK = "--quick" in sys.argv
+# --only NAME,NAME: time only these candidates (plus cuBLAS); all registered
+# configs still get the full correctness check.
+ONLY = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--only=")), None)
 RUNGS = ["warptile", "double_buffer", "async", "swizzle"]
 T = TileParams
 
@@ -59,6 +62,8 @@ CANDIDATES = [
     ("db_128x128x16", "double_buffer", L16, None),
     ("db_256x128x8_w64", "double_buffer", W64, None),
     ("db_256x128x8_w128", "double_buffer", W128.replace(BK=8), None),
+    # 2026-11-22: BK=16 on the 256x128 rung-9 tile (50 KB: dynamic shared memory)
+    ("db_256x128x16_w128", "double_buffer", W128, None),
     ("as_128x128x16_s2", "async", L16.replace(stages=2), None),
     ("as_256x128x16_s3_w128", "async", W128.replace(stages=3), None),
     ("as_256x128x8_s3_w64", "async", W64.replace(stages=3), None),
@@ -75,6 +80,7 @@ CANDIDATES = [
 # Candidates that get the full correctness suite (every one a config that may be
 # registered after this run).
 FULLCHECK = ["wt_128x128x16", "db_128x128x16", "db_256x128x8_w64", "db_256x128x8_w128",
+             "db_256x128x16_w128",
              "as_128x128x16_s2", "as_256x128x16_s3_w128", "as_256x128x8_s3_w64",
              "as_256x128x8_s3_w64_t16x8", "sw_128x128x16_s3_g8", "sw_256x128x16_s3_g8_w128",
              "sw_256x128x8_s3_g8_w64", "sw_256x128x8_s3_g16_w64"]
@@ -448,6 +454,8 @@ def main():
         f"peak={dev.fp32_peak_tflops():.1f} TFLOPS | {smi()}")
     stream = cp.cuda.Stream(non_blocking=True)
     registered, cands = make_cands(dev)
+    if ONLY:
+        cands = [c for c in cands if c.name in ONLY or c.name == "cublas"]
 
     combos_all = [(ta, tb, al) for ta, tb in ALL4 for al in (False, True)]
     items = [(c, combos_all) for c in registered]

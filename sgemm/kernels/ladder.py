@@ -9,7 +9,7 @@ README table, tests).
 from __future__ import annotations
 
 from .params import TileParams, divides, need
-from .spec import KernelSpec
+from .spec import STATIC_SMEM_LIMIT, KernelSpec
 
 F32 = 4  # bytes per float
 
@@ -295,7 +295,9 @@ DOUBLE_BUFFER = KernelSpec(
     configs={"small": _WT_SMALL, "medium": _WT_LARGE, "large": _WT_HUGE},
     rules=_warptile_rules,
     vector_loads=True,
-    static_smem=lambda p: 2 * _tile_bytes(p),
+    # 09_double_buffer.cu: static up to 48 KB, dynamic above (256x128x16)
+    static_smem=lambda p: 2 * _tile_bytes(p) if 2 * _tile_bytes(p) <= STATIC_SMEM_LIMIT else 0,
+    dynamic_smem=lambda p: 2 * _tile_bytes(p) if 2 * _tile_bytes(p) > STATIC_SMEM_LIMIT else 0,
 )
 
 # @@rung-10@@

@@ -99,19 +99,42 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, float (*As)[BK
                                                         N, alpha, beta);
 }
 
+// Interior blocks take the unguarded instantiation, edge blocks the guarded one.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
+          bool TA, bool TB, bool ALIGNED>
+__device__ __forceinline__ void double_buffer_dispatch(SGEMM_PARAMS, float (*As)[BK * (BM + 4)],
+                                                       float (*Bs)[BK * (BN + 4)]) {
+    if ((blockIdx.x + 1) * BM <= M && (blockIdx.y + 1) * BN <= N)
+        double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, false>(
+            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, As, Bs);
+    else
+        double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, true>(
+            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, As, Bs);
+}
+
 }  // namespace sg
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
           bool TA, bool TB, bool ALIGNED>
 __global__ void __launch_bounds__(THREADS, (TM * TN <= 64 && THREADS <= 256) ? 2 : 1)
 sgemm_double_buffer(SGEMM_PARAMS) {
-    __shared__ __align__(16) float As[2][BK * (BM + 4)];
-    __shared__ __align__(16) float Bs[2][BK * (BN + 4)];
+    constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
     SGEMM_BATCH_OFFSET();
-    if ((blockIdx.x + 1) * BM <= M && (blockIdx.y + 1) * BN <= N)
-        sg::double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, false>(
+    // Tiles up to 48 KB live in static shared memory; bigger ones (256x128x16:
+    // 50 KB, over the static limit) in dynamic shared memory, which the
+    // launcher opts in to.  Not dynamic for all: on sm_90a the 128x128x16
+    // instantiation then needs one more register and spills at its 128 cap.
+    if constexpr (2 * (A_FLOATS + B_FLOATS) * 4 <= 48 * 1024) {
+        __shared__ __align__(16) float As[2][A_FLOATS];
+        __shared__ __align__(16) float Bs[2][B_FLOATS];
+        sg::double_buffer_dispatch<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED>(
             M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, As, Bs);
-    else
-        sg::double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, true>(
+    } else {
+        extern __shared__ float4 smem4[];
+        auto As = reinterpret_cast<float (*)[A_FLOATS]>(smem4);
+        auto Bs = reinterpret_cast<float (*)[B_FLOATS]>(reinterpret_cast<float*>(smem4) +
+                                                        2 * A_FLOATS);
+        sg::double_buffer_dispatch<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED>(
             M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, As, Bs);
+    }
 }
