@@ -480,17 +480,24 @@ def main_mpi(args) -> dict | None:
 # ---------------------------------------------------------------------------------------
 def derive(runs):
     """Fill efficiency_1gpu (strong scaling vs sgemm on one GPU) and vs_cublas."""
-    one = {r["n"]: r["time_s"] for r in runs if r.get("scheme") == "sgemm_1gpu" and "time_s" in r}
+    # strong scaling against sgemm on one GPU in the same precision
+    one = {(r["n"], prec(r)): r["time_s"] for r in runs
+           if r.get("scheme") == "sgemm_1gpu" and "time_s" in r}
     cub = {r["n"]: r["time_s"] for r in runs if r.get("scheme") == "cublas_1gpu" and "time_s" in r}
     for r in runs:
         if "time_s" not in r or r.get("scheme") in ("nccl_bcast",):
             continue
         n, p = r["n"], r["gpus"]
-        if n in one:
-            r["efficiency_1gpu"] = one[n] / (p * r["time_s"])
+        key = (n, "ieee" if r.get("local_gemm") == "cublas" else prec(r))
+        if key in one:
+            r["efficiency_1gpu"] = one[key] / (p * r["time_s"])
         if n in cub:
             r["speedup_vs_cublas_1gpu"] = cub[n] / r["time_s"]
     return runs
+
+
+def prec(r) -> str:
+    return r.get("precision") or "ieee"
 
 
 def table(data) -> str:
@@ -499,7 +506,7 @@ def table(data) -> str:
     bw = [r for r in runs if r.get("scheme") == "nccl_bcast"]
     for r in bw:
         lines.append(f"NCCL broadcast over {r['gpus']} GPUs: {r['busbw_gbs']:.0f} GB/s")
-    hdr = (f"{'scheme':14s} {'launch':7s} {'GPUs':>4s} {'N':>6s} {'grid':>5s} {'ms':>9s} "
+    hdr = (f"{'scheme':20s} {'launch':7s} {'GPUs':>4s} {'N':>6s} {'grid':>5s} {'ms':>9s} "
            f"{'TFLOPS':>7s} {'eff_loc':>7s} {'eff_1g':>6s} {'comp ms':>8s} {'comm ms':>8s} "
            f"{'expo ms':>8s} {'check':>8s}")
     lines += [hdr, "-" * len(hdr)]
@@ -508,8 +515,10 @@ def table(data) -> str:
                     key=lambda r: (r["n"], order[r["scheme"]], r.get("launcher", ""),
                                    r.get("local_gemm", ""), r["gpus"])):
         name = r["scheme"] + (f"/{r['local_gemm']}" if r.get("local_gemm") == "cublas" else "")
+        if prec(r) != "ieee" and r.get("local_gemm") != "cublas":
+            name += f"/{r['precision']}"      # tf32x3 rows beside the FP32 FMA ones
         if r.get("skipped"):
-            lines.append(f"{name:14s} {'':7s} {r['gpus']:>4d} {r['n']:>6d}  skipped ({r['skipped']})")
+            lines.append(f"{name:20s} {'':7s} {r['gpus']:>4d} {r['n']:>6d}  skipped ({r['skipped']})")
             continue
         f = lambda k, s=1e3, fmt="8.1f": (format(r[k] * s, fmt) if r.get(k) is not None else "-".rjust(int(fmt.split('.')[0])))  # noqa: E731
         grid = "x".join(map(str, r["grid"])) if "grid" in r else "-"
@@ -517,7 +526,7 @@ def table(data) -> str:
         comm = f("comm_s") if "comm_s" in r else f("h2d_s")
         expo = f("exposed_comm_s") if "exposed_comm_s" in r else f("d2h_gather_s")
         chk = (f"{r['check_err']:.1e}" if "check_err" in r else "-")
-        lines.append(f"{name:14s} {r.get('launcher', '-'):7s} {r['gpus']:>4d} {r['n']:>6d} "
+        lines.append(f"{name:20s} {r.get('launcher', '-'):7s} {r['gpus']:>4d} {r['n']:>6d} "
                      f"{grid:>5s} {r['time_s'] * 1e3:9.1f} {r['tflops']:7.1f} "
                      f"{f('efficiency_local', 1, '7.3f')} {f('efficiency_1gpu', 1, '6.3f')} "
                      f"{comp} {comm} {expo} {chk:>8s}")

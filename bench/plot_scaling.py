@@ -45,6 +45,14 @@ def plot(runs, out, title=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    # A non-FP32-FMA local GEMM (tf32x3) is its own series: fold the precision
+    # into the local_gemm label; single-GPU references stay the ieee ones.
+    def _prec(r):
+        return r.get("precision") or "ieee"
+    runs = [{**r, "local_gemm": f"{r.get('local_gemm')}-{_prec(r)}"}
+            if r.get("scheme") == "summa" and _prec(r) != "ieee" and r.get("local_gemm") != "cublas"
+            else r for r in runs
+            if not (r.get("scheme") == "sgemm_1gpu" and _prec(r) != "ieee")]
     sizes = sorted({r["n"] for r in runs if "n" in r and r.get("scheme") != "nccl_bcast"})
     if not sizes:
         raise SystemExit("no runs to plot")
@@ -115,8 +123,9 @@ def plot(runs, out, title=None):
                                  r["gpus"]))
     labels, comp, expo, comm = [], [], [], []
     for r in bars:
+        lg = r.get("local_gemm") or ""
         labels.append(f"N={r['n'] // 1024}k {r['gpus']}G {r.get('launcher', '')[:3]}"
-                      f"{'/cb' if r.get('local_gemm') == 'cublas' else ''}")
+                      f"{'/cb' if lg == 'cublas' else ''}{'/' + lg.split('-')[1] if '-' in lg else ''}")
         tot = r["compute_s"] + r["exposed_comm_s"]
         comp.append(100 * r["compute_s"] / tot if tot else 0)
         expo.append(100 * r["exposed_comm_s"] / tot if tot else 0)

@@ -6,6 +6,7 @@
 # plot, and the merged table printed last.  About 6-8 minutes on 4 H200s.
 #
 #   bash scripts/gpu_distributed.sh            # results and logs under $OUT
+#   EXTRA_PRECISION=tf32x3 BUDGET_S=540 bash scripts/gpu_distributed.sh   # + a tf32x3 SUMMA run
 #
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0): on shared H200 hosts a
 # program using it can take the GPUs out of service.
@@ -109,6 +110,22 @@ if [[ -n $LAUNCH ]]; then
       2>&1 | tee "$OUT/bench-mpi$n.log" | tail -4
     [[ -s $OUT/dist_mpi$n.json ]] && JSONS+=("$OUT/dist_mpi$n.json")
   done
+fi
+
+if [[ -n ${EXTRA_PRECISION:-} ]]; then
+  # The local GEMM in another precision (tf32x3: FP32-level accuracy on tensor
+  # cores), SUMMA on all GPUs at the largest size, one process.
+  if (( $(left) > 100 )); then
+    step "benchmark, one process, local GEMM precision=$EXTRA_PRECISION  ($(left) s left)"
+    big=$(tr ' ' '\n' <<<"$SIZES" | sort -n | tail -1)
+    timeout $(( $(left) - 20 )) $PY bench/distributed_bench.py --gpus 1 "$NGPU" --sizes "$big" \
+      --precision "$EXTRA_PRECISION" --no-seed002 --no-cublas --no-nccl-bench \
+      --budget-s $(( $(left) - 60 )) --out "$OUT/dist_$EXTRA_PRECISION.json" \
+      2>&1 | tee "$OUT/bench-$EXTRA_PRECISION.log" | grep -v "^ " | tail -3
+    [[ -s $OUT/dist_$EXTRA_PRECISION.json ]] && JSONS+=("$OUT/dist_$EXTRA_PRECISION.json")
+  else
+    echo "no time left for the precision=$EXTRA_PRECISION benchmark"
+  fi
 fi
 
 step "plot"
