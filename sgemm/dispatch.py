@@ -14,10 +14,15 @@ Order of authority, first match wins:
 2. **Heuristic** (stated, for FP32 "ieee"; other precisions take their
    highest-priority spec and its own size rule):
      a. m or n <= 16                  -> gemv (warp per output strip, big operand
-                                         read once; schemes.choose_gemv)
+                                         read once; schemes.choose_gemv); when the
+                                         big operand is contiguous along the output,
+                                         gemv_wide (float4 lanes along the output,
+                                         K over blocks; schemes.choose_gemv_wide)
      b. batch 1, k >= 4*max(m, n) and the output holds fewer than two waves of
         64x64 tiles                   -> split-K over the tile kernel (slices
-                                         to fill ~2 waves, >= 256 deep each)
+                                         to fill ~2 waves, >= 256 deep each;
+                                         two launches: splitk_fused, one launch,
+                                         measured slower and is left to the tuner)
      c. batch 1, 2mnk <= 2*512^3     -> small path (small tiles, BK=32, the
                                          largest tile whose grid fills the SMs)
      d. otherwise                     -> the direct kernel with the highest
@@ -268,6 +273,11 @@ def _scheme_spec(name: str, dev: DeviceInfo) -> KernelSpec | None:
     return None
 
 
+def _named_spec(name: str, dev: DeviceInfo) -> KernelSpec | None:
+    s = registry.KERNELS.get(name)
+    return s if s is not None and dev.cc_int >= s.min_cc else None
+
+
 def wants_splitk(prob: Problem, dev: DeviceInfo) -> bool:
     """Rule b: deep K against a small output, one problem (no batch)."""
     if prob.batch != 1 or prob.k < 4 * max(prob.m, prob.n) or prob.k < 1024:
@@ -282,7 +292,13 @@ def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
         from .kernels import schemes as S
         gemv = _scheme_spec("gemv", dev)
         if gemv is not None and S.gemv_applies(prob):
+            wide = _named_spec("gemv_wide", dev)
+            if wide is not None and S.x_rows_contiguous(prob):
+                return wide, spec_params(wide, prob, dev)
             return gemv, spec_params(gemv, prob, dev)
+        # the two-launch split-K: the fused one (splitk_fused) measured slower on
+        # every deep-K shape on the H200 (its last block per tile sums all S
+        # slices alone; docs/notes/dispatch.md, 2026-11-22); the tuner may pick it
         split = _scheme_spec("splitk", dev)
         if split is not None and wants_splitk(prob, dev):
             p = spec_params(split, prob, dev)
@@ -322,8 +338,12 @@ def choose(prob: Problem, dev: DeviceInfo, kernel, precision: str | None
 
 def scheme_for(spec: KernelSpec, params: TileParams, prob: Problem | None = None) -> str:
     """'splitk' when the params split K (two launches), else the spec's scheme
-    name ('direct', 'small', 'gemv'): all of those are one launch."""
+    name ('direct', 'small', 'gemv'): all of those are one launch.  A fused
+    spec (``extra["fused"]``) splits K inside its one launch: 'splitk_fused'
+    for the tile kernel, 'gemv' for gemv_wide (plan.direct_launches builds it)."""
     if params.split_k > 1 and spec.plain is False and (prob is None or prob.k > 1):
+        if spec.extra.get("fused"):
+            return "gemv" if scheme_name(spec) == "gemv" else "splitk_fused"
         return "splitk"
     s = scheme_name(spec)
     return "direct" if s == "splitk" else s
@@ -350,9 +370,11 @@ def _launch_cls():
 _WL = None
 
 
-def allocate_workspace(nfloats: int, device_id: int):
+def allocate_workspace(nfloats: int, device_id: int, zero_floats: int = 0):
     """(owner, pointer) of nfloats float32 on the device, through CuPy's pool
-    (cuda.core's allocator where CuPy is missing)."""
+    (cuda.core's allocator where CuPy is missing).  The first zero_floats
+    are zeroed (the fused schemes' counters) and the zeros are complete
+    when this returns, whatever stream the plan later runs on."""
     nbytes = max(4 * nfloats, 16)
     if nbytes > WORKSPACE_MAX_BYTES:
         raise OutOfMemoryError(f"split-K workspace of {nbytes} B exceeds the "
@@ -365,11 +387,21 @@ def allocate_workspace(nfloats: int, device_id: int):
         try:
             with cupy.cuda.Device(device_id):
                 buf = cupy.empty(max(nfloats, 4), dtype=cupy.float32)
+                if zero_floats:
+                    buf[:zero_floats] = 0
+                    cupy.cuda.get_current_stream().synchronize()
         except cupy.cuda.memory.OutOfMemoryError as e:
             raise OutOfMemoryError(f"split-K workspace of {nbytes} B: {e}") from None
         return buf, int(buf.data.ptr)
     from cuda.core import Device
     buf = Device(device_id).allocate(nbytes)
+    if zero_floats:
+        from cuda.bindings import driver
+        (err,) = driver.cuMemsetD32(int(buf.handle), 0, zero_floats)
+        if int(err) == 0:
+            (err,) = driver.cuCtxSynchronize()
+        if int(err) != 0:
+            raise RuntimeError(f"zeroing the split-K counters failed: {err}")
     return buf, int(buf.handle)
 
 
@@ -442,6 +474,70 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
             args = (np.int32(prob.m), np.int32(prob.n), np.int32(g["slices"]), ws, ldw, sw,
                     np.float32(prob.alpha), np.float32(prob.beta), c0, prob.ldc)
             out.append(Launch(kr, grid, 256, 0, args))
+    return out
+
+
+def fused_launches(problems: list[Problem], spec: KernelSpec, params: TileParams,
+                   dev: DeviceInfo) -> list:
+    """The one launch per piece of a fused split-K spec (``extra["fused"]``:
+    34_splitk_fused.cu, gemv_wide): grid z = entries * S, and one workspace
+    for the plan -- S partial slots per output tile, then nothing else --
+    with a zeroed counter per tile in front of it.  The kernels reset their
+    counters, so every execution (and every graph replay) starts from zeros;
+    launches of one plan are stream-ordered, so they share the workspace.
+    Two plans never share one (each allocates its own); one plan must not
+    run on two streams at once (the plan cache keys workspace plans by
+    stream).  Batches are chunked so that z <= 65535 and the workspace
+    stays under WORKSPACE_MAX_BYTES."""
+    global _WL
+    from .kernels.schemes import fused_direct_args, fused_slices, sgemm_args
+    from .plan import Launch, _split_for_grid
+    from .runtime import launcher
+    if _WL is None:
+        _WL = _launch_cls()
+    fz = spec.extra["fused"]
+    base = params.replace(split_k=1)
+    unit, slot = fz["unit"](params), fz["slot"](params)
+    cap = WORKSPACE_MAX_BYTES // 4
+    jobs, need_ws, need_cnt = [], 0, 0
+    for prob in problems:
+        for piece in _split_for_grid(prob, spec, base):
+            kc, nsl = fused_slices(piece.k, params.split_k, unit)
+            gx, gy, _ = spec.grid(piece, base)
+            if nsl == 1:
+                jobs.append((piece, kc, 1))
+                continue
+            per_entry = gx * gy * nsl * slot
+            nb = max(1, min(piece.batch, 65535 // nsl, cap // max(per_entry, 1)))
+            for z0 in range(0, piece.batch, nb):
+                nz = min(nb, piece.batch - z0)
+                sub = Problem(**{**piece.__dict__, "batch": nz,
+                                 "a": piece.a + 4 * z0 * piece.stride_a,
+                                 "b": piece.b + 4 * z0 * piece.stride_b,
+                                 "c": piece.c + 4 * z0 * piece.stride_c})
+                jobs.append((sub, kc, nsl))
+                need_ws = max(need_ws, nz * per_entry)
+                need_cnt = max(need_cnt, gx * gy * nz)
+    owner = ws = cnt = 0
+    if need_ws:
+        head = -(-need_cnt // 4) * 4            # counters, padded: slots stay 16-byte aligned
+        owner, cnt = allocate_workspace(head + need_ws, dev.id, zero_floats=head)
+        ws = cnt + 4 * head
+    out: list = []
+    for sub, kc, nsl in jobs:
+        aligned = spec.vector_loads and sub.aligned
+        k = launcher.get_kernel(spec, base, sub.ta, sub.tb, aligned, dev)
+        gx, gy, _ = spec.grid(sub, base)
+        if nsl == 1:
+            args = fused_direct_args(sub)
+        else:
+            args = sgemm_args(sub) + (ws, cnt, np.int32(kc), np.int32(nsl))
+        grid = (gx, gy, sub.batch * nsl)
+        if nsl > 1 and owner is not None and not any(isinstance(l, _WL) for l in out):
+            out.append(_WL(k, grid, spec.block(base), spec.dynamic_smem(base), args,
+                           workspace=owner))
+        else:
+            out.append(Launch(k, grid, spec.block(base), spec.dynamic_smem(base), args))
     return out
 
 

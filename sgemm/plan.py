@@ -85,7 +85,13 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
 
 def direct_launches(problems: list[Problem], spec: KernelSpec, p: TileParams,
                     dev) -> list[Launch]:
-    """One launch per grid-sized piece of each problem (no workspace)."""
+    """One launch per grid-sized piece of each problem (no workspace).  A
+    fused split-K spec (``extra["fused"]``) with split_k > 1 is one launch
+    too, with a workspace: dispatch.fused_launches builds it (here, so the
+    tuner, which times what this returns, gets the same launches)."""
+    if spec.extra.get("fused") and p.split_k > 1:
+        from .dispatch import fused_launches
+        return fused_launches(problems, spec, p, dev)
     out = []
     for prob in problems:
         for piece in _split_for_grid(prob, spec, p):

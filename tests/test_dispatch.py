@@ -55,8 +55,13 @@ def _no_tables(monkeypatch, tmp_path):
                                          (16, 8192, 2048, False, True), (8192, 4, 2048, True, True),
                                          (3, 5, 70000, False, False)])
 def test_gemv_for_small_side(m, n, k, ta, tb):
-    spec, p, scheme = dispatch.select(prob(m, n, k, ta, tb), H100)
-    assert spec.name == "gemv" and scheme == "gemv"
+    pr = prob(m, n, k, ta, tb)
+    spec, p, scheme = dispatch.select(pr, H100)
+    # the big operand contiguous along the output (small m with B^T, small n
+    # with A as stored) goes to gemv_wide, the k-contiguous one to gemv
+    wide = (tb if m <= n else not ta)
+    assert schemes.x_rows_contiguous(pr) == wide
+    assert spec.name == ("gemv_wide" if wide else "gemv") and scheme == "gemv"
     small_m = p.BM <= 16
     assert small_m == (m <= n)
     s = p.BM if small_m else p.BN
@@ -106,7 +111,7 @@ def test_batched_tiles_count_z():
     assert scheme == "direct" and (p.BM, p.BN) == (128, 128)
     # batched deep-K is not split (the batch already gives the parallelism)
     spec, p, scheme = dispatch.select(prob(256, 256, 65536, batch=4), H100)
-    assert scheme != "splitk"
+    assert scheme not in ("splitk", "splitk_fused")
 
 
 def test_explicit_kernels_keep_working():
@@ -301,6 +306,71 @@ def test_splitk_factor_bounds():
         s = schemes.splitk_factor(prob(m, n, k), t, 132)
         assert 1 <= s <= schemes.SPLITK_MAX and s & (s - 1) == 0
         assert s == 1 or k // s >= schemes.SPLITK_MIN_SLICE
+
+
+# ---- fused split-K and gemv_wide: slices, workspace, scheme names ----------------------------
+@pytest.mark.parametrize("k,split,unit", [(65536, 16, 16), (65573, 16, 16), (1000, 3, 8),
+                                          (7, 8, 32), (4096, 32, 4), (5, 64, 4)])
+def test_fused_slices_cover_k(k, split, unit):
+    kc, s = schemes.fused_slices(k, split, unit)
+    assert kc % unit == 0 and kc > 0
+    # every launched slice has work (the kernel computes min(kc, K - s*kc) >= 1)
+    assert (s - 1) * kc < k <= s * kc
+    assert s <= max(split, 1)
+
+
+def test_fused_specs_and_scheme_names():
+    fused = registry.get("splitk_fused")
+    wide = registry.get("gemv_wide")
+    assert fused.id == 34 and wide.id == 35
+    for spec in (fused, wide):
+        assert "fused" in spec.extra
+        for cfg in spec.configs.values():
+            assert not spec.can_implement(cfg, H100.smem_optin), (spec.name, cfg)
+    pr = prob(256, 256, 65536)
+    p = schemes.choose_splitk_fused(pr, 132)
+    assert dispatch.scheme_for(fused, p, pr) == "splitk_fused"
+    assert dispatch.scheme_for(fused, p.replace(split_k=1), pr) == "direct"
+    # the tuner enumerates split factors for specs of scheme "splitk"/"gemv"
+    assert fused.extra["scheme"] == "splitk" and wide.extra["scheme"] == "gemv"
+    pw = schemes.choose_gemv_wide(prob(1, 4096, 4096, tb=True), 132)
+    assert dispatch.scheme_for(wide, pw) == "gemv"
+    # a direct launch passes no workspace and one slice of depth K
+    args = fused.args(pr)
+    assert args[-4:-2] == (0, 0) and int(args[-2]) == 65536 and int(args[-1]) == 1
+    assert len(args) == 18
+
+
+def test_gemv_wide_choice_fills_the_gpu():
+    """1x4096x4096 NN: 32 strips of 128 outputs, K split so that strips times
+    slices reach ~8 blocks per SM, each slice >= GEMV_WIDE_MIN_SLICE rows."""
+    for m, n, k, tb in [(1, 4096, 4096, True), (4, 4096, 4096, True), (16, 8192, 2048, True),
+                        (1, 100, 50, True), (1, 1 << 20, 512, True)]:
+        pr = prob(m, n, k, tb=tb)
+        p = schemes.choose_gemv_wide(pr, 132)
+        assert not registry.get("gemv_wide").can_implement(p, H100.smem_optin)
+        s = p.BM
+        assert s >= m and s in schemes.GEMV_SIZES and p.BN == 128
+        strips = math.ceil(n / 128) * math.ceil(m / s)
+        assert p.split_k == 1 or k // p.split_k >= schemes.GEMV_WIDE_MIN_SLICE
+        assert p.split_k & (p.split_k - 1) == 0          # a power of two
+        if k >= 64 * schemes.GEMV_WIDE_MIN_SLICE:
+            assert strips * p.split_k >= 2 * 132 or p.split_k == schemes.SPLITK_MAX
+    # the measured best on the H200: 16 slices at 1x4096x4096, 8 at 16x8192x2048
+    assert schemes.choose_gemv_wide(prob(1, 4096, 4096, tb=True), 132).split_k == 16
+    assert schemes.choose_gemv_wide(prob(8192, 16, 2048), 132).split_k == 8
+
+
+def test_gemv_wide_rules_reasons():
+    wide = registry.get("gemv_wide")
+    base = schemes.GEMV_WIDE_CONFIGS["m1"]
+    assert any("multiple of 128" in r for r in wide.can_implement(base.replace(BN=96)))
+    assert any("accumulators" in r for r in wide.can_implement(
+        schemes.GEMV_WIDE_CONFIGS["m16"].replace(BN=256)))
+    assert any("Y chunk" in r for r in wide.can_implement(
+        schemes.GEMV_WIDE_CONFIGS["m16"].replace(BK=512)))
+    assert any("reduction buffer" in r for r in wide.can_implement(
+        base.replace(BN=256, threads=1024, BK=1024)))
 
 
 # ---- the shape suite and the tune CLI -----------------------------------------------------------

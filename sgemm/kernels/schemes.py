@@ -10,6 +10,18 @@ ladder's square-tile rungs serve badly.  ids 30+; registered through
                launches, deterministic).  Any SGEMM_PARAMS kernel can be the
                first launch; this spec names the tile kernel.
     33 gemv    m or n <= 16: the big operand read once, coalesced (33_gemv.cu)
+    34 splitk_fused  split-K in one launch (34_splitk_fused.cu): each slice
+               writes its partial tile, a per-tile counter elects the last
+               block, which sums the slices in order 0..S-1 and writes C.
+    35 gemv_wide  m or n <= 16 with the big operand contiguous along the
+               output: float4 lanes along the output, K over warps and blocks,
+               blocks' slices summed like splitk_fused (33_gemv.cu).
+
+Specs with ``extra["fused"]`` take four arguments after SGEMM_PARAMS
+(workspace, counters, slice depth kc, slice count S) and split K themselves
+over grid z = batch * S; ``plan.direct_launches`` builds their one launch
+and ``dispatch.fused_launches`` their workspace.  With split_k == 1 they get
+null pointers and S = 1: an ordinary single-launch GEMM.
 
 Every spec here is an ordinary SGEMM_PARAMS kernel: launched alone (e.g. by
 ``launcher.run``) it computes the whole GEMM.  Only the split-K *scheme* needs
@@ -20,6 +32,8 @@ spec's size rule, ``choose(prob, sm_count) -> TileParams``.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ..problem import Problem
 from .params import TileParams, divides, need
@@ -331,4 +345,138 @@ REDUCE_VEC = _reduce_spec(True)
 REDUCE_SCALAR = _reduce_spec(False)
 UTILITY_SPECS = [REDUCE_VEC, REDUCE_SCALAR]
 
-SPECS = [TILE, SMALL, SPLITK, GEMV]
+# ---- fused split-K (34_splitk_fused.cu) and gemv_wide: shared launch convention ----
+def sgemm_args(prob: Problem) -> tuple:
+    """SGEMM_PARAMS in order (what KernelSpec.args gives a spec without args_fn)."""
+    return (np.int32(prob.m), np.int32(prob.n), np.int32(prob.k), np.float32(prob.alpha),
+            prob.a, prob.lda, prob.stride_a, prob.b, prob.ldb, prob.stride_b,
+            np.float32(prob.beta), prob.c, prob.ldc, prob.stride_c)
+
+
+def fused_direct_args(prob: Problem) -> tuple:
+    """A fused kernel launched alone: no workspace, one slice of depth K."""
+    return sgemm_args(prob) + (0, 0, np.int32(max(prob.k, 1)), np.int32(1))
+
+
+def fused_slices(k: int, split_k: int, unit: int) -> tuple[int, int]:
+    """(kc, S): slice depth kc, a multiple of ``unit``, and S = ceil(k / kc)
+    slices (the last one may be shorter; the kernel clamps it)."""
+    split_k = max(1, min(split_k, k))
+    kc = max(unit, math.ceil(k / split_k / unit) * unit)
+    return kc, math.ceil(k / kc)
+
+
+FUSED_CONFIGS = {
+    "large": SPLITK_CONFIGS["large"],
+    "small": SPLITK_CONFIGS["small"],
+}
+
+
+def choose_splitk_fused(prob: Problem, sm_count: int = 132) -> TileParams:
+    """The same tile and split rule as the two-launch scheme (choose_splitk):
+    only the reduction moves into the kernel."""
+    return choose_splitk(prob, sm_count)
+
+
+def _fused_extra(unit) -> dict:
+    # unit(p): slice depths are multiples of it; slot(p): floats one block
+    # leaves in the workspace per (tile, slice)
+    return {"unit": unit, "slot": lambda p: p.BM * p.BN}
+
+
+SPLITK_FUSED = KernelSpec(
+    id=34, name="splitk_fused", source="34_splitk_fused.cu", function="sgemm_splitk_fused",
+    title="scheme split-K, one launch: last block per tile sums the slices in order",
+    seed="seed 003 (split-K notes); CUTLASS serial split-K (semaphore), redone here",
+    template_fields=TILE_FIELDS, configs=FUSED_CONFIGS, rules=tile_rules,
+    vector_loads=True, dynamic_smem=tile_smem, args_fn=fused_direct_args,
+    # scheme "splitk": the tuner pairs it with split factors like spec 32;
+    # plan.scheme reads "splitk_fused" (dispatch.scheme_for).
+    extra={"scheme": "splitk", "choose": choose_splitk_fused, "space": tile_space,
+           "fused": _fused_extra(lambda p: max(p.BK, 4))})
+
+
+# ---- gemv_wide (33_gemv.cu, sgemm_gemv_wide) ------------------------------------------
+GEMV_WIDE_SMEM_MAX = 16384
+
+
+def gemv_wide_rules(p: TileParams) -> list[str]:
+    why: list[str] = []
+    small_m = p.BM <= GEMV_MAX_SMALL
+    s, rb = (p.BM, p.BN) if small_m else (p.BN, p.BM)
+    need(1 <= s <= GEMV_MAX_SMALL, f"small side per block {s} must be 1..{GEMV_MAX_SMALL}", why)
+    need(rb % 128 == 0 and rb >= 128, f"big-side strip {rb} must be a multiple of 128 "
+         "(a warp of float4 lanes)", why)
+    warps = p.threads // 32
+    if why or warps == 0:
+        return why
+    need((rb // 128) * s <= 16, f"4*(strip/128)*S = {4 * (rb // 128) * s} accumulators: "
+         "at most 64", why)
+    need(p.BK % warps == 0, f"BK={p.BK} must split over the {warps} warps", why)
+    need(p.BK * s * F32 <= GEMV_WIDE_SMEM_MAX,
+         f"Y chunk BK*S*4 = {p.BK * s * F32} B exceeds {GEMV_WIDE_SMEM_MAX} B", why)
+    need(warps * rb * F32 <= GEMV_WIDE_SMEM_MAX,
+         f"reduction buffer warps*strip*4 = {warps * rb * F32} B exceeds {GEMV_WIDE_SMEM_MAX} B",
+         why)
+    return why
+
+
+def gemv_wide_smem(p: TileParams) -> int:
+    small_m = p.BM <= GEMV_MAX_SMALL
+    s, rb = (p.BM, p.BN) if small_m else (p.BN, p.BM)
+    warps = p.threads // 32
+    sg = max(1, min(s, 4096 // max(warps * rb, 1)))
+    return p.BK * s * F32 + warps * rb * sg * F32 + 16
+
+
+def _gemv_wide_cfg(side: str, s: int) -> TileParams:
+    """8 warps, a 128-wide strip (512-byte row segments per warp), Y chunks
+    of 512 rows (256 for S = 16: 16 KiB)."""
+    bk = 512 if s <= 4 else 256
+    if side == "m":
+        return TileParams(BM=s, BN=128, BK=bk, threads=256, split_k=1)
+    return TileParams(BM=128, BN=s, BK=bk, threads=256, split_k=1)
+
+
+GEMV_WIDE_CONFIGS = {f"{side}{s}": _gemv_wide_cfg(side, s) for side in ("m", "n")
+                     for s in GEMV_SIZES}
+GEMV_WIDE_MIN_SLICE = 128      # k-rows per block: 16 per warp, two U-groups of loads
+GEMV_WIDE_BLOCKS_PER_SM = 4    # blocks to aim for (H200, 2026-11-22: 1x4096x4096 split 16
+                               # 24.9 us, 32: 26.3, 64: 31.5; 16x8192x2048 split 8 43 us, 16: 61)
+
+
+def x_rows_contiguous(prob: Problem) -> bool:
+    """The big operand of a gemv-shaped problem is contiguous along the
+    output (R-contiguous): small m with op(B) = B^T, or small n with A
+    not transposed."""
+    return prob.tb if prob.m <= prob.n else not prob.ta
+
+
+def choose_gemv_wide(prob: Problem, sm_count: int = 132) -> TileParams:
+    """S covering the small side (as choose_gemv), a 128-wide strip, and K
+    split over blocks (a power of two) until strips * slices reach about
+    GEMV_WIDE_BLOCKS_PER_SM per SM, each slice at least GEMV_WIDE_MIN_SLICE
+    rows deep."""
+    side = "m" if prob.m <= prob.n else "n"
+    small, big = (prob.m, prob.n) if side == "m" else (prob.n, prob.m)
+    s = next((x for x in GEMV_SIZES if x >= small), GEMV_SIZES[-1])
+    p = GEMV_WIDE_CONFIGS[f"{side}{s}"]
+    blocks = math.ceil(big / 128) * math.ceil(small / s) * prob.batch
+    want = math.ceil(GEMV_WIDE_BLOCKS_PER_SM * sm_count / max(blocks, 1))
+    cap = max(1, min(want, prob.k // GEMV_WIDE_MIN_SLICE, SPLITK_MAX))
+    # a power of two: 16x8192x2048 took 52 us with 9 slices (576 blocks of
+    # 124 registers: 2.2 waves) and 41 us with 8 (H200, 2026-11-22)
+    split = 1 << (cap.bit_length() - 1)
+    return p.replace(split_k=split)
+
+
+GEMV_WIDE = KernelSpec(
+    id=35, name="gemv_wide", source="33_gemv.cu", function="sgemm_gemv_wide",
+    title="scheme gemv_wide: m or n <= 16, float4 lanes along the output, K over blocks",
+    seed="seed 003 notes on tall-skinny shapes; issue 5 (1x4096x4096 NN)",
+    template_fields=GEMV_FIELDS, configs=GEMV_WIDE_CONFIGS, rules=gemv_wide_rules,
+    static_smem=gemv_wide_smem, args_fn=fused_direct_args,
+    extra={"scheme": "gemv", "choose": choose_gemv_wide, "fused": _fused_extra(lambda p: 4)})
+
+
+SPECS = [TILE, SMALL, SPLITK, GEMV, SPLITK_FUSED, GEMV_WIDE]

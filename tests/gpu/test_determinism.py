@@ -8,9 +8,12 @@ several slices), the same operands give the same bits
 * through a plan executed many times,
 * in another process (a fresh interpreter).
 
-No kernel uses atomics: split-K writes each slice to its own workspace slot
-and reduces them in a fixed order (32_splitk_reduce.cu), so nothing here is
-expected to be nondeterministic; a failure names the kernel and the shape.
+No kernel accumulates with atomics: split-K writes each slice to its own
+workspace slot and reduces them in a fixed order (32_splitk_reduce.cu); the
+fused schemes (34_splitk_fused.cu, gemv_wide) use one atomic counter per
+tile only to elect the block that sums the slots, again in the fixed order
+0..S-1, so nothing here is expected to be nondeterministic; a failure names
+the kernel and the shape.
 Digests go to $SGEMM_RELIABILITY_OUT_DET (JSON) when set.
 """
 from __future__ import annotations
@@ -96,7 +99,7 @@ def test_repeatable_bitwise(name, si, digests):
     digests[(name, si)] = digest(first)
 
 
-@pytest.mark.parametrize("name", ["splitk", "auto"])
+@pytest.mark.parametrize("name", ["splitk", "splitk_fused", "gemv_wide", "auto"])
 def test_plan_reexecution_bitwise(name):
     m, n, k, ta, tb = SHAPES[1]
     a, b, c = (cp.asarray(x) for x in operands(m, n, k, ta, tb, seed=1))
@@ -119,6 +122,14 @@ def test_splitk_really_splits():
     p = sgemm.plan(a, b, c, trans_b=tb, kernel="splitk")
     assert p.scheme == "splitk" and p.params.split_k > 1, p
     assert len(p.launches) >= 2
+    p = sgemm.plan(a, b, c, trans_b=tb, kernel="splitk_fused")
+    assert p.scheme == "splitk_fused" and p.params.split_k > 1, p
+    assert len(p.launches) == 1 and p.launches[0].grid[2] > 1, p
+    # gemv_wide on this shape's m <= 16 cousin splits K over blocks too
+    a1 = a[:4]
+    c1 = cp.empty((4, n), cp.float32)
+    p = sgemm.plan(a1, b, c1, trans_b=tb, kernel="gemv_wide")
+    assert p.params.split_k > 1 and p.launches[0].grid[2] > 1, p
 
 
 CHILD = textwrap.dedent("""

@@ -18,7 +18,7 @@ from .reference import make, ref_gemm, rel_err
 pytestmark = pytest.mark.gpu
 cp = pytest.importorskip("cupy")
 
-SCHEMES = ["splitk", "gemv", "small", "tile"]
+SCHEMES = ["splitk", "gemv", "small", "tile", "splitk_fused", "gemv_wide"]
 SHAPES = [(1, 4096, 4096), (4096, 1, 4096), (256, 256, 65536), (35, 79, 19),
           (1023, 1025, 1021), (128, 128, 128), (7, 300, 513), (16, 1000, 333),
           (1000, 3, 777), (129, 65, 4097), (3, 5, 70000)]
@@ -110,7 +110,8 @@ def test_auto_picks_schemes(monkeypatch):
     p = _check(256, 256, 65536, False, False, "auto")
     assert p.scheme == "splitk" and len(p.launches) == 2, p
     p = _check(1, 4096, 4096, False, False, "auto")
-    assert p.scheme == "gemv", p
+    assert p.scheme == "gemv" and p.kernel.name == "gemv_wide" and len(p.launches) == 1, p
+    assert p.params.split_k > 1, p
     p = _check(4096, 1, 4096, True, False, "auto")
     assert p.scheme == "gemv", p
     p = _check(128, 128, 128, False, False, "auto")
@@ -127,6 +128,69 @@ def test_splitk_deterministic_and_remainder():
         assert all(bool((o == outs[0]).all()) for o in outs)
         ref = a.get().astype(np.float64) @ b.get().astype(np.float64)
         assert rel_err(outs[0], ref) < _tol(k)
+
+
+@pytest.mark.parametrize("kernel", ["splitk_fused", "gemv_wide"])
+def test_fused_deterministic_counters_reset(kernel):
+    """One launch: the last block per tile sums the slices in order 0..S-1,
+    so repeats are bit-identical whoever arrives last; it resets its counter,
+    so the counters read zero after every execution and the plan can be
+    executed again (other streams, a CUDA graph) without a memset."""
+    rng = np.random.default_rng(21)
+    shapes = ([(200, 100, 65536 + 37), (64, 96, 8192), (3, 5, 70000)] if kernel == "splitk_fused"
+              else [(1, 4096, 4096), (5, 3000, 4099), (16, 1000, 777)])
+    for m, n, k in shapes:
+        a = cp.asarray(rng.standard_normal((m, k)).astype(np.float32))
+        b = cp.asarray(rng.standard_normal((k, n)).astype(np.float32))
+        c = cp.full((m, n), cp.nan, dtype=cp.float32)
+        p = sgemm.plan(a, b, c, kernel=kernel)
+        assert p.params.split_k > 1 and len(p.launches) == 1, p
+        ws = p.launches[0].workspace
+        ncnt = int(np.prod(p.launches[0].grid[:2]))
+        outs = []
+        streams = [None, cp.cuda.Stream(non_blocking=True), cp.cuda.Stream()]
+        for r in range(6):
+            c.fill(cp.nan)
+            cp.cuda.Device().synchronize()
+            p.execute(stream=streams[r % 3])
+            cp.cuda.Device().synchronize()
+            outs.append(c.copy())
+            assert int((ws[:ncnt].view(cp.uint32) != 0).sum()) == 0, (kernel, m, n, k, r)
+        assert all(bool((o.view(cp.uint32) == outs[0].view(cp.uint32)).all()) for o in outs)
+        ref = a.get().astype(np.float64) @ b.get().astype(np.float64)
+        assert rel_err(outs[0], ref) < _tol(k), (kernel, m, n, k)
+        # a CUDA graph replays the same launch (counters reset inside)
+        s = cp.cuda.Stream(non_blocking=True)
+        s.begin_capture()
+        p.execute(stream=s)
+        g = s.end_capture()
+        for _ in range(3):
+            c.fill(cp.nan)
+            cp.cuda.Device().synchronize()
+            g.launch(s)
+            s.synchronize()
+            assert bool((c.view(cp.uint32) == outs[0].view(cp.uint32)).all()), (kernel, m, n, k)
+
+
+def test_fused_plans_on_two_streams_concurrently():
+    """Two plans of one shape running at once on two streams: each owns its
+    workspace and counters, so neither sees the other's slices."""
+    rng = np.random.default_rng(8)
+    m, n, k = 128, 128, 131072
+    ops = [(cp.asarray(rng.standard_normal((m, k)).astype(np.float32)),
+            cp.asarray(rng.standard_normal((k, n)).astype(np.float32))) for _ in range(2)]
+    cs = [cp.full((m, n), cp.nan, dtype=cp.float32) for _ in range(2)]
+    plans = [sgemm.plan(a, b, c, kernel="splitk_fused") for (a, b), c in zip(ops, cs)]
+    assert plans[0].launches[0].args[14] != plans[1].launches[0].args[14]   # workspaces
+    streams = [cp.cuda.Stream(non_blocking=True) for _ in range(2)]
+    cp.cuda.Device().synchronize()
+    for _ in range(5):
+        for p, s in zip(plans, streams):
+            p.execute(stream=s)
+    cp.cuda.Device().synchronize()
+    for (a, b), c in zip(ops, cs):
+        ref = a.get().astype(np.float64) @ b.get().astype(np.float64)
+        assert rel_err(c, ref) < _tol(k)
 
 
 def test_plan_cache_relocates():

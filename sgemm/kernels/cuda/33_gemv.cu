@@ -267,3 +267,235 @@ sgemm_gemv(SGEMM_PARAMS) {
         }
     }
 }
+
+// ---- gemv_wide (scheme id 35): the big operand contiguous along the output ----
+//
+// The R-contiguous layout above puts a warp on 32 rows (128 bytes) of X per
+// k-row and keeps K inside one block; for 1x4096x4096 NN that gave 32 blocks
+// per strip width and 128-byte row segments: 55 us where cuBLAS takes 18 us,
+// and more loads in flight made it slower (docs/notes/dispatch.md).  Here:
+//   * a lane owns 4 consecutive outputs and reads them as one float4, so a
+//     warp reads RB = 128 V contiguous floats (512 V bytes) of each k-row;
+//   * the block's warps take interleaved k-rows of the block's K range, U
+//     rows per lane in flight, and meet in shared memory in warp order;
+//   * K is also split over blocks (grid z = batch * NS, NS slices of kc rows)
+//     so a 4096-wide output still fills the SMs; the slices are summed as in
+//     34_splitk_fused.cu: partial strip to a workspace slot, a counter, and
+//     the last block adds the NS slots in order 0..NS-1 (deterministic) and
+//     resets the counter.  NS == 1: no workspace, C written directly.
+// float4 needs X's rows 16-byte aligned (pointer and ld); that is checked here
+// per block rather than by the host's ALIGNED flag, which also asks for C
+// and the small operand to be aligned (an m = 1 call has lda = 1 and would
+// never qualify).  Otherwise, and for a k-contiguous X (correct, not fast:
+// the dispatcher sends that orientation to sgemm_gemv), 4 scalar loads.
+// The small operand Y is staged in shared memory BK rows at a time, Ys[p][s],
+// so a k-row's S values are one broadcast read.
+namespace s33 {
+
+__device__ __forceinline__ unsigned count_in(unsigned* p) {
+    unsigned old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(old) : "l"(p) : "memory");
+    return old;
+}
+
+// X(r .. r+3, k) for lanes along r; zero outside rcount / when !kin.
+template <bool KCONT, bool VEC>
+__device__ __forceinline__ float4 load_x(const float* __restrict__ X, int r, int k, long long ldx,
+                                         int rcount, bool kin) {
+    if constexpr (VEC && !KCONT) {
+        if (kin && r + 3 < rcount) return sg::ld4(X + (long long)k * ldx + r);
+    }
+    float v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+        v[u] = (kin && r + u < rcount) ? X[off<KCONT>(r + u, k, ldx)] : 0.0f;
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+// One chunk of a warp's k-rows (p = warp, warp + WARPS, ... below rows*WARPS)
+// into acc: U rows per lane in flight, then their FMAs against Ys[p][0..S).
+template <int S, int V, int U, int WARPS, bool KCONT, bool VEC>
+__device__ __forceinline__ void wide_rows(float (&acc)[V][4][S], const float* __restrict__ X,
+                                          long long ldx, const float* Ys, int k0, int rows,
+                                          int warp, int lane, int rcount) {
+    for (int g = 0; g < rows; g += U) {
+        float4 x[U][V];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int p = warp + (g + u) * WARPS;
+            const bool kin = g + u < rows;
+#pragma unroll
+            for (int v = 0; v < V; ++v)
+                x[u][v] = load_x<KCONT, VEC>(X, v * 128 + lane * 4, k0 + p, ldx, rcount, kin);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (g + u >= rows) break;
+            const int p = warp + (g + u) * WARPS;
+            float y[S];
+            if constexpr (S % 4 == 0) {
+#pragma unroll
+                for (int s = 0; s < S; s += 4) {
+                    const float4 t = *reinterpret_cast<const float4*>(Ys + p * S + s);
+                    y[s] = t.x; y[s + 1] = t.y; y[s + 2] = t.z; y[s + 3] = t.w;
+                }
+            } else {
+#pragma unroll
+                for (int s = 0; s < S; ++s) y[s] = Ys[p * S + s];
+            }
+#pragma unroll
+            for (int v = 0; v < V; ++v)
+#pragma unroll
+                for (int s = 0; s < S; ++s) {
+                    acc[v][0][s] = fmaf(x[u][v].x, y[s], acc[v][0][s]);
+                    acc[v][1][s] = fmaf(x[u][v].y, y[s], acc[v][1][s]);
+                    acc[v][2][s] = fmaf(x[u][v].z, y[s], acc[v][2][s]);
+                    acc[v][3][s] = fmaf(x[u][v].w, y[s], acc[v][3][s]);
+                }
+        }
+    }
+}
+
+// Resident threads per SM to ask ptxas for: enough blocks that every block of
+// a typical grid (~8 per SM) is resident at once, within the registers the
+// accumulators need (4*V*S: 4 at S = 1, 64 at S = 16).
+__host__ __device__ constexpr int wide_min_blocks(int s, int threads) {
+    return ((s <= 1 ? 768 : 512) / threads) > 0
+               ? (s <= 1 ? 768 : 512) / threads : 1;
+}
+
+}  // namespace s33
+
+template <int BM, int BN, int BK, int THREADS, bool TA, bool TB>
+__global__ void __launch_bounds__(THREADS, s33::wide_min_blocks(BM <= 16 ? BM : BN, THREADS))
+sgemm_gemv_wide(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ counters,
+                int kc, int NS) {
+    constexpr bool SMALL_M = BM <= 16;
+    constexpr int S = SMALL_M ? BM : BN;
+    constexpr int RB = SMALL_M ? BN : BM;
+    constexpr bool KCONT = SMALL_M ? !TB : TA;
+    constexpr bool YK = SMALL_M ? TA : !TB;
+    constexpr int WARPS = THREADS / 32;
+    constexpr int V = RB / 128;                     // float4s per lane per k-row
+    constexpr int U = S <= 4 ? 8 : 4;               // k-rows per lane in flight
+    constexpr int SG = (4096 / (WARPS * RB)) < S ? (4096 / (WARPS * RB)) : S;  // s per reduction round
+    static_assert(S >= 1 && S <= 16, "small side per block is 1..16");
+    static_assert(RB % 128 == 0 && V * S <= 16, "RB: multiple of 128; 4*V*S accumulators <= 64");
+    static_assert(BK % WARPS == 0 && BK * S * 4 <= 16384, "Y chunk: BK rows split over warps, <= 16 KiB");
+    static_assert(SG >= 1 && WARPS * RB * SG <= 4096, "reduction buffer <= 16 KiB");
+
+    __shared__ __align__(16) float Ys[BK * S];
+    __shared__ __align__(16) float Red[WARPS * RB * SG];
+    __shared__ unsigned is_last;
+
+    const int slice = blockIdx.z % NS;
+    const long long entry = blockIdx.z / NS;
+    A += entry * strideA;
+    B += entry * strideB;
+    C += entry * strideC;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int s0 = (SMALL_M ? blockIdx.x : blockIdx.y) * S;
+    const int r0 = (SMALL_M ? blockIdx.y : blockIdx.x) * RB;
+    const int scount = (SMALL_M ? M : N) - s0;
+    const int rcount = (SMALL_M ? N : M) - r0;
+    const int kbeg = slice * kc, kend = min(K, kbeg + kc);
+
+    const float* X;
+    long long ldx;
+    if constexpr (SMALL_M) { X = B + (TB ? (long long)r0 : (long long)r0 * ldb); ldx = ldb; }
+    else                   { X = A + (TA ? (long long)r0 * lda : (long long)r0); ldx = lda; }
+    const float* Y;
+    long long ldy;
+    if constexpr (SMALL_M) { Y = A + (TA ? (long long)s0 * lda : (long long)s0); ldy = lda; }
+    else                   { Y = B + (TB ? (long long)s0 : (long long)s0 * ldb); ldy = ldb; }
+    const bool vec = !KCONT && (reinterpret_cast<unsigned long long>(X) & 15) == 0 && (ldx & 3) == 0;
+
+    float acc[V][4][S];
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) s33::zero(acc[v][c]);
+
+    for (int k0 = kbeg; k0 < kend; k0 += BK) {
+        const int kl = min(BK, kend - k0);
+        // Stage Y(k0 + p, s) -> Ys[p * S + s] (zeros past the chunk / small side).
+        for (int e = tid; e < BK * S; e += THREADS) {
+            int p, s;
+            if constexpr (YK) { p = e % BK; s = e / BK; } else { s = e % S; p = e / S; }
+            Ys[p * S + s] = (p < kl && s < scount) ? Y[s33::off<YK>(s, k0 + p, ldy)] : 0.0f;
+        }
+        __syncthreads();
+        const int rows = (kl - warp + WARPS - 1) / WARPS;     // this warp's k-rows in the chunk
+        // One uniform branch per chunk; the scalar path keeps fewer rows in
+        // flight, so it does not set the register budget of the float4 path.
+        if (vec)
+            s33::wide_rows<S, V, U, WARPS, KCONT, true>(acc, X, ldx, Ys, k0, rows, warp, lane, rcount);
+        else
+            s33::wide_rows<S, V, 2, WARPS, KCONT, false>(acc, X, ldx, Ys, k0, rows, warp, lane, rcount);
+        __syncthreads();
+    }
+
+    // Warps meet in shared memory, SG small-side columns per round, summed in
+    // warp order; the block's strip goes to C (NS == 1) or to its slot.
+    const long long tile = (entry * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    float* slot = W + (tile * NS + slice) * (long long)(S * RB);
+#pragma unroll
+    for (int sb = 0; sb < S; sb += SG) {
+#pragma unroll
+        for (int sl = 0; sl < SG; ++sl) {
+            if (sb + sl >= S) break;
+#pragma unroll
+            for (int v = 0; v < V; ++v)
+                *reinterpret_cast<float4*>(Red + (warp * SG + sl) * RB + v * 128 + lane * 4) =
+                    make_float4(acc[v][0][sb + sl], acc[v][1][sb + sl], acc[v][2][sb + sl],
+                                acc[v][3][sb + sl]);
+        }
+        __syncthreads();
+        for (int e = tid; e < SG * RB; e += THREADS) {
+            const int sl = e / RB, r = e % RB, s = sb + sl;
+            if (s >= S) continue;
+            float t = 0.0f;
+#pragma unroll
+            for (int w = 0; w < WARPS; ++w) t += Red[(w * SG + sl) * RB + r];
+            if (NS == 1) {
+                if (s < scount && r < rcount) {
+                    const long long o = SMALL_M ? (long long)(r0 + r) * ldc + (s0 + s)
+                                                : (long long)(s0 + s) * ldc + (r0 + r);
+                    sg::store_c(C, o, t, alpha, beta);
+                }
+            } else {
+                __stcg(slot + s * RB + r, t);
+            }
+        }
+        __syncthreads();
+    }
+    if (NS == 1) return;
+
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) is_last = s33::count_in(counters + tile) == (unsigned)(NS - 1);
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+    const float* slots = W + tile * NS * (long long)(S * RB);
+    for (int e = tid; e < S * RB; e += THREADS) {
+        const int s = e / RB, r = e % RB;
+        // 8 slots in flight before the ordered adds (see 34_splitk_fused.cu)
+        float t = __ldcg(slots + e);
+        for (int q0 = 1; q0 < NS; q0 += 8) {
+            float u[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+                if (q0 + i < NS) u[i] = __ldcg(slots + (long long)(q0 + i) * (S * RB) + e);
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+                if (q0 + i < NS) t += u[i];
+        }
+        if (s < scount && r < rcount) {
+            const long long o = SMALL_M ? (long long)(r0 + r) * ldc + (s0 + s)
+                                        : (long long)(s0 + s) * ldc + (r0 + r);
+            sg::store_c(C, o, t, alpha, beta);
+        }
+    }
+    if (tid == 0) counters[tile] = 0u;
+}
