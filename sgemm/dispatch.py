@@ -25,7 +25,15 @@ Order of authority, first match wins:
                                          measured slower and is left to the tuner)
      c. batch 1, 2mnk <= 2*512^3     -> small path (small tiles, BK=32, the
                                          largest tile whose grid fills the SMs)
-     d. otherwise                     -> the direct kernel with the highest
+     d. float4-aligned operands, at least one wave of 256x128 tiles
+        (batch counted), >= 80 % of
+        the tiles' area inside C      -> rung 9 'large' (256x128x8, one block
+                                         per SM): the fastest FFMA kernel from
+                                         2048^3 up on an H200, 95-96 % of cuBLAS
+                                         at 4096^3-8192^3 (bench/results/
+                                         recheck-h200-2026-11-22.*) against
+                                         ~78 % for the tile kernel's 128x128
+     e. otherwise                     -> the direct kernel with the highest
                                          ``extra["auto"]`` priority, tile chosen
                                          by its own rule; grids count the batch
                                          (z) toward the waves.
@@ -307,6 +315,14 @@ def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
         small = _scheme_spec("small", dev)
         if small is not None and S.is_small(prob):
             return small, spec_params(small, prob, dev)
+        big = _named_spec("double_buffer", dev)
+        if big is not None and prob.aligned and "large" in big.configs:
+            p = big.configs["large"]
+            tm, tn = math.ceil(prob.m / p.BM), math.ceil(prob.n / p.BN)
+            used = prob.m * prob.n / (tm * p.BM * tn * p.BN)    # not mostly padding
+            if (tm * tn * prob.batch >= dev.sm_count and used >= 0.8
+                    and not big.can_implement(p, dev.smem_optin)):
+                return big, p
     spec = auto_spec(precision, dev)
     return spec, spec_params(spec, prob, dev)
 

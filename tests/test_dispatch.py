@@ -97,18 +97,25 @@ def test_small_path(m, n, k):
 def test_direct_for_large(m, n, k):
     spec, p, scheme = dispatch.select(prob(m, n, k), H100)
     assert scheme == "direct"
-    assert spec is dispatch.auto_spec("ieee", H100)
+    rung9 = registry.get("double_buffer")
+    large = rung9.configs["large"]
+    tm, tn = -(-m // large.BM), -(-n // large.BN)
+    fills = tm * tn >= H100.sm_count and m * n >= 0.8 * tm * tn * large.BM * large.BN
+    if prob(m, n, k).aligned and fills:     # rule d: rung 9's 256x128 tile
+        assert (spec, p) == (rung9, large)
+    else:
+        assert spec is dispatch.auto_spec("ieee", H100)
     gx, gy, gz = spec.grid(prob(m, n, k), p)
     assert gx * gy * gz >= H100.sm_count
 
 
 def test_batched_tiles_count_z():
     """64^3 x 1024: the batch fills the SMs, so the tile must not pad 64x64 to
-    128x128; 2048^3 x 8 takes the large tile."""
+    128x128; 2048^3 x 8 takes the large 256x128 tile (its batch fills the waves)."""
     spec, p, scheme = dispatch.select(prob(64, 64, 64, batch=1024), H100)
     assert scheme == "direct" and (p.BM, p.BN) == (64, 64)
     spec, p, scheme = dispatch.select(prob(2048, 2048, 2048, batch=8), H100)
-    assert scheme == "direct" and (p.BM, p.BN) == (128, 128)
+    assert scheme == "direct" and (p.BM, p.BN) == (256, 128)   # 1024 tiles: rule d
     # batched deep-K is not split (the batch already gives the parallelism)
     spec, p, scheme = dispatch.select(prob(256, 256, 65536, batch=4), H100)
     assert scheme not in ("splitk", "splitk_fused")
@@ -269,7 +276,9 @@ def test_candidates_always_time_named_configs():
     big = prob(6144, 6144, 6144)
     cs = tune.candidates(big, H100, per_spec=3)
     large9 = registry.get("double_buffer").configs["large"]
-    assert any(c.spec.name == "double_buffer" and c.params == large9 and c.source == "config"
+    assert any(c.spec.name == "double_buffer" and c.params == large9 for c in cs)
+    small9 = registry.get("double_buffer").configs["small"]
+    assert any(c.spec.name == "double_buffer" and c.params == small9 and c.source == "config"
                for c in cs)
     thin = prob(64, 16384, 4096)
     assert any(c.params.split_k > 1 for c in tune.candidates(thin, H100, per_spec=3))
