@@ -20,9 +20,12 @@ its own part and nothing else; later parts skip kernels that failed.
             ours (tf32x3, tf32), cuBLAS FP32, cuBLAS TF32 and sgemm's "ieee"
             auto kernel.
   timing    CUDA events, warm-up, median of repeats, square 1024..8192, NN
-            (canonical column-major, what torch.mm hands cuBLAS) for every
-            kernel, all four transposes at 4096 for the wgmma ones; cuBLAS FP32
-            and TF32 (torch) in the same process.
+            (canonical column-major, what torch.mm hands cuBLAS) and TN for
+            every wgmma kernel (all four transposes at 4096), NN for the mma
+            ones; cuBLAS FP32 and TF32 (torch) in the same process.
+EXPERIMENTS (unregistered variants) go through the correctness and timing
+parts too.  Quick runs: TC_KERNELS=tf32x3_wgmma (only these kernels),
+TC_SIZES=4096,8192 (timing sizes), --only compile,correct,timing.
 The short table is printed last.
 """
 from __future__ import annotations
@@ -42,6 +45,8 @@ sys.path.insert(0, str(ROOT))
 OUT = Path(os.environ.get("OUT", "/tmp/tc-out"))
 PARTS_DIR = Path("/tmp/tc-parts")      # per-part JSON; merged into $OUT/tc_check.json
 TC_NAMES = ["tf32x3_wgmma", "tf32_wgmma", "tf32x3_mma", "tf32_mma"]
+KERNELS_ENV = "TC_KERNELS"     # comma list: restrict every part to these kernels
+SIZES_ENV = "TC_SIZES"         # comma list of square sizes for the timing part
 TOL = {"tf32x3": 3e-5, "tf32": 6e-3}   # max |err| / (|A||B| + |beta C|), K <= 1000
 
 
@@ -62,7 +67,8 @@ def _env():
 
 def specs():
     from sgemm.kernels.registry import KERNELS
-    return {n: KERNELS[n] for n in TC_NAMES if n in KERNELS}
+    want = [n for n in os.environ.get(KERNELS_ENV, "").split(",") if n] or TC_NAMES
+    return {n: KERNELS[n] for n in TC_NAMES if n in KERNELS and n in want}
 
 
 def operand(torch, rows, cols, ld, off, batch=1, stride=None, gen=None, fill=None):
@@ -94,6 +100,13 @@ def part_compile(_args):
     for s in specs().values():
         for cname, p, ta, tb, al in s.instantiations():
             jobs.append((s.name, cname, s.source, s.name_expression(p, ta, tb, al)))
+        for xname, xp in EXPERIMENTS:
+            if xname == s.name and not s.can_implement(xp):
+                for ta in (False, True):
+                    for tb in (False, True):
+                        for al in (False, True):
+                            jobs.append((s.name, exp_key(xp), s.source,
+                                         s.name_expression(xp, ta, tb, al)))
     t0 = time.time()
     res = {}
     with ProcessPoolExecutor(max_workers=min(16, os.cpu_count() or 4)) as ex:
@@ -240,7 +253,11 @@ def part_correct(args):
     stream = torch.cuda.current_stream()
     tol = TOL[spec.precision]
     rows, fails = [], 0
-    for cname, p in spec.configs.items():
+    configs = dict(spec.configs)
+    for xname, xp in EXPERIMENTS:      # unregistered variants must be right too
+        if xname == name and not spec.can_implement(xp):
+            configs[exp_key(xp)] = xp
+    for cname, p in configs.items():
         for ta in (False, True):
             for tb in (False, True):
                 for case in CASES:
@@ -356,7 +373,8 @@ def part_timing(args):
     gen.manual_seed(11)
     stream = torch.cuda.current_stream()
     rows = []
-    for n in (1024, 2048, 4096, 8192):
+    sizes = [int(x) for x in os.environ.get(SIZES_ENV, "1024,2048,4096,8192").split(",") if x]
+    for n in sizes:
         reps = 30 if n <= 2048 else (15 if n == 4096 else 7)
         flops = 2.0 * n ** 3
         A = torch.randn(n, n, device="cuda", generator=gen)
@@ -368,7 +386,7 @@ def part_timing(args):
             med, lo, hi = _time(torch, lambda: torch.mm(A, B, out=C), reps)
             row[key] = {"ms": med, "min": lo, "max": hi, "tflops": flops / med / 1e9}
         torch.backends.cuda.matmul.allow_tf32 = False
-        layouts = [(False, False)]
+        layouts = [(False, False), (True, False)]       # NN (torch.mm) and TN
         if n == 4096:
             layouts = [(False, False), (True, False), (False, True), (True, True)]
         for s in ok_specs:
@@ -385,9 +403,8 @@ def part_timing(args):
                         continue
                     row[f"{s.name}/{cname}/{'NT'[ta]}{'NT'[tb]}"] = {
                         "ms": med, "min": lo, "max": hi, "tflops": flops / med / 1e9}
-        if n == 4096:
+        if True:
             # tile/stage variants that are not registered configs (learning only)
-            from sgemm.kernels.params import TileParams
             for name, p in EXPERIMENTS:
                 s = specs().get(name)
                 if s is None or name in args.skip or s.can_implement(p):
@@ -395,8 +412,7 @@ def part_timing(args):
                 for ta, tb in ((False, False), (True, False)):
                     prob = Problem(m=n, n=n, k=n, ta=ta, tb=tb, a=A.data_ptr(), lda=n,
                                    b=B.data_ptr(), ldb=n, c=C.data_ptr(), ldc=n)
-                    key = (f"x:{name}/{p.BM}x{p.BN}s{p.stages}p{p.TM}/"
-                           f"{'NT'[ta]}{'NT'[tb]}")
+                    key = f"{exp_key(p)}/{'NT'[ta]}{'NT'[tb]}"
                     try:
                         med, lo, hi = _time(torch, lambda: launch(s, p, prob, stream), reps)
                         row[key] = {"ms": med, "min": lo, "max": hi, "tflops": flops / med / 1e9}
@@ -410,11 +426,24 @@ def part_timing(args):
     return {"rows": rows}
 
 
+def exp_key(p):
+    return f"x:{p.BM}x{p.BN}s{p.stages}p{p.TM}t{p.threads}w{p.swizzle}"
+
+
 def _exp():
+    # Session 2 (notes): the registered "large" is 128x128 s3, two producer
+    # warpgroups (threads=512), raster groups of 8 m-tiles; these isolate the
+    # two changes (and the cheap split, which every variant has).
     from sgemm.kernels.params import TileParams as T
-    return [("tf32x3_wgmma", T(BM=128, BN=128, BK=32, threads=384, stages=3, TM=2)),
-            ("tf32x3_wgmma", T(BM=64, BN=128, BK=32, threads=256, stages=4, TM=2)),
-            ("tf32x3_wgmma", T(BM=128, BN=128, BK=32, threads=384, stages=2, TM=1))]
+    # Run 1 measured one producer warpgroup (threads=384) with swizzle 1 and 8
+    # (bench/results/tf32x3-v5-screen-h200-2026-11-22.json); run 2 screens the
+    # raster group size with two producers.
+    big = T(BM=128, BN=128, BK=32, threads=512, stages=3, TM=1)
+    return [("tf32x3_wgmma", big),                                   # plain raster
+            ("tf32x3_wgmma", big.replace(swizzle=4)),
+            ("tf32x3_wgmma", big.replace(swizzle=16)),
+            ("tf32x3_wgmma", big.replace(swizzle=32)),
+            ("tf32x3_wgmma", big.replace(swizzle=8, stages=2))]     # does depth matter?
 
 
 EXPERIMENTS = _exp()
@@ -519,9 +548,9 @@ def main():
     if want("compile"):
         res["compile"] = run_part("compile", [], 120)
     skip = []
-    for n in TC_NAMES:
+    for n in specs():
         if want(f"correct:{n}"):
-            r = run_part(f"correct:{n}", [], 45)
+            r = run_part(f"correct:{n}", [], 90)
             res[f"correct:{n}"] = r
             if "error" in r or r.get("passed") != r.get("total"):
                 skip.append(n)

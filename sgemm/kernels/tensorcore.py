@@ -88,8 +88,14 @@ def _wg_rules(p: TileParams, x3: bool = False) -> list[str]:
              f"TM={p.TM} (k-tiles per promotion) must be >= 1 and < stages={p.stages}", why)
     need(p.BK == WG_BK, f"BK={p.BK}: must be {WG_BK} (one 128B swizzle row)", why)
     need(p.stages >= 2, f"stages={p.stages}: needs at least 2", why)
-    need(p.threads == 128 * (p.BM // 64 + 1),
-         f"threads={p.threads} must be 128*(BM/64 + 1) = {128 * (p.BM // 64 + 1)}", why)
+    if x3:
+        # threads = 128 * (consumer + producer warpgroups); two producer
+        # warpgroups (one per operand, setmaxnreg) only with BM = 128.
+        ok = (128 * (p.BM // 64 + 1),) + ((128 * 4,) if p.BM == 128 else ())
+        need(p.threads in ok, f"threads={p.threads} must be one of {ok} (BM={p.BM})", why)
+    else:
+        need(p.threads == 128 * (p.BM // 64 + 1),
+             f"threads={p.threads} must be 128*(BM/64 + 1) = {128 * (p.BM // 64 + 1)}", why)
     return why
 
 
@@ -98,7 +104,9 @@ def _wg_spec(id_: int, name: str, function: str, x3: bool, configs: dict, title:
     # k-tiles summed on the tensor cores between two FP32 promotions.  PROMO=2
     # measured slower (78.1 vs 81.5 TFLOPS, 4096^3 NN, H200) and less accurate
     # (3.7e-7 vs 1.3e-7 at K=64): both configs use 1.
-    fields = ("BM", "BN", "stages", "TM") if x3 else ("BM", "BN", "stages")
+    # It also takes `threads` (one or two producer warpgroups) and `swizzle`
+    # (m-tiles per raster group of the block order; 1 = plain).
+    fields = ("BM", "BN", "stages", "TM", "threads", "swizzle") if x3 else ("BM", "BN", "stages")
     return KernelSpec(
         id=id_, name=name, source="21_tf32x3_wgmma.cu", function=function, title=title,
         seed="CUTLASS 3xTF32 + Hopper warp-specialized mainloop; Ootomo & Yokota 2022",
@@ -113,7 +121,11 @@ def _wg_spec(id_: int, name: str, function: str, x3: bool, configs: dict, title:
 TF32X3_WGMMA = _wg_spec(
     22, "tf32x3_wgmma", "sgemm_tf32x3_wgmma", True,
     {"small": TileParams(BM=64, BN=128, BK=32, threads=256, stages=4, TM=1),
-     "large": TileParams(BM=128, BN=128, BK=32, threads=384, stages=3, TM=1)},
+     # 512 threads: two producer warpgroups (A, B); swizzle 8: raster groups
+     # of 8 m-tiles.  H200, 4096^3 NN: 102.3-106.0 TFLOPS against 89.5 with
+     # one producer and 97.8 (94.9-97.4 in run 2) with plain raster; 8192^3:
+     # 92.9-95.2 (docs/notes/tensorcore.md, session 2).
+     "large": TileParams(BM=128, BN=128, BK=32, threads=512, stages=3, TM=1, swizzle=8)},
     "3xTF32 wgmma m64nNk8, producer warpgroup splits into swizzled smem")
 TF32_WGMMA = _wg_spec(
     23, "tf32_wgmma", "sgemm_tf32_wgmma", False,

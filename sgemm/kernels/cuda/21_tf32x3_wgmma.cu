@@ -1,10 +1,11 @@
 // 21 -- 3xTF32 (and 1xTF32) with Hopper wgmma, warp-specialized.  sm_90a only.
 //
 // Kernels: sgemm_tf32x3_wgmma (precision "tf32x3", template <BM, BN, STAGES,
-// PROMO, TA, TB, ALIGNED>) and sgemm_tf32_wgmma (precision "tf32", template
-// <BM, BN, STAGES, TA, TB, ALIGNED>); BK = 32.
+// PROMO, THREADS, SWZ, TA, TB, ALIGNED>) and sgemm_tf32_wgmma (precision
+// "tf32", template <BM, BN, STAGES, TA, TB, ALIGNED>); BK = 32.
 //
-// Roles (384 threads for BM = 128, 256 for BM = 64):
+// Roles (384 threads for BM = 128, 256 for BM = 64; tf32x3 BM = 128 may take
+// 512: two producer warpgroups, one per operand, see body()):
 //   warpgroup 0 -- producer.  Loads the BM x 32 tile of op(A) and the BN x 32
 //     tile of op(B) from global memory into registers (ld.global, 16-byte when
 //     the operand is contiguous along k and ALIGNED, else 4-byte; out-of-range
@@ -17,7 +18,7 @@
 //     mbarrier arrive on full[stage].  When two tiles fit in its registers
 //     (BM + BN <= 256) tile kt+1's loads are in flight while tile kt is split
 //     and stored, so global latency overlaps the producer's own work too.
-//   warpgroups 1..BM/64 -- consumers.  Each owns 64 rows of the C tile and
+//   warpgroups PW..PW+BM/64-1 -- consumers.  Each owns 64 rows of the C tile and
 //     issues, per k8 step, wgmma.mma_async m64nBNk8 .tf32 with both operands
 //     from shared memory through descriptors (small*big, big*small, big*big
 //     for tf32x3; big*big for tf32), FP32 accumulators in registers.
@@ -44,8 +45,11 @@
 // Inf/NaN: the producer ORs tc::unsplittable over its elements into a shared
 // flag; a block that saw one recomputes its tile with FFMA (tc_common.cuh).
 // Edges: zero-filled loads, guarded C stores.  Batch via blockIdx.z.
-// Measured (H200, 4096^3 NN, docs/notes/tensorcore.md): tf32x3 128x128 81.6
-// TFLOPS = 1.59x cuBLAS SGEMM, 0.20x cuBLAS TF32; tf32 128x256 179 TFLOPS.
+// Measured (H200, NN, docs/notes/tensorcore.md session 2): tf32x3 128x128 with
+// two producers and raster groups of 8: 102.3-106.0 TFLOPS at 4096^3
+// (1.99-2.20x cuBLAS SGEMM in the same process), 92.9-95.2 at 8192^3
+// (1.83-1.87x); one producer, before the cheap split: 81.6 / 78.0.
+// tf32 128x256: 133-166 TFLOPS at 4096^3 depending on layout (run 1).
 // SASS: HGMMA.64x128x8.F32.TF32 / HGMMA.64x256x8.F32.TF32, no local memory.
 #include "tc_common.cuh"
 
@@ -256,101 +260,26 @@ struct TileLoader {
     }
 };
 
-template <bool X3, int BM, int BN, int STAGES, int PROMO, bool TA, bool TB, bool ALIGNED>
-__device__ __forceinline__ void body(SGEMM_PARAMS) {
-    constexpr int CW = BM / 64;                       // consumer warpgroups
-    constexpr int A_BYTES = BM * ROW_BYTES, B_BYTES = BN * ROW_BYTES;
-    constexpr int STAGE_BYTES = (A_BYTES + B_BYTES) * (X3 ? 2 : 1);
-    static_assert(BM == 64 || BM == 128, "BM: one or two consumer warpgroups");
-    static_assert(BN == 64 || BN == 128 || BN == 256, "BN: wgmma n");
-    static_assert(!X3 || BN <= 128, "tf32x3 holds two accumulator sets: BN <= 128");
-    static_assert(PROMO >= 1 && PROMO < STAGES, "promotion group must leave a stage free");
-
-    extern __shared__ __align__(1024) unsigned char dsmem[];
-    __shared__ __align__(8) u64 full_bar[STAGES], empty_bar[STAGES];
-    __shared__ int bad_flag;
-    SGEMM_BATCH_OFFSET();
-
-    const int tid = threadIdx.x, wg = tid / 128, wtid = tid % 128;
-    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
-    const int KT = (K + BK - 1) / BK;
-    const u32 base = (smem_u32(dsmem) + 1023u) & ~1023u;   // swizzle atoms: 1024 B
-    // stage s: [A big][B big][A small][B small]
-    auto a_big = [&](int s) { return base + s * STAGE_BYTES; };
-    auto b_big = [&](int s) { return base + s * STAGE_BYTES + A_BYTES; };
-    auto a_small = [&](int s) { return base + s * STAGE_BYTES + A_BYTES + B_BYTES; };
-    auto b_small = [&](int s) { return base + s * STAGE_BYTES + 2 * A_BYTES + B_BYTES; };
-
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(smem_u32(&full_bar[s]), 128);        // every producer thread
-            mbar_init(smem_u32(&empty_bar[s]), 4 * CW);    // lane 0 of each consumer warp
-        }
-        bad_flag = 0;
-    }
-    __syncthreads();
-
-    if (wg == 0) {
-        // ---------------- producer ----------------
-        // Double-buffered when two tiles fit in registers (BM+BN <= 256):
-        // tile kt+1's loads are in flight while tile kt is split and stored,
-        // so one global latency no longer costs one k-tile.  (Single-buffered,
-        // the producer's chain load -> wait -> store capped every 128 x 128
-        // config at ~80 TFLOPS whatever the precision: notes.)
-        constexpr bool DB = (BM + BN) <= 256;
-        TileLoader<BM, TA, ALIGNED> la0, la1;
-        TileLoader<BN, !TB, ALIGNED> lb0, lb1;
-        bool bad = false;
-        auto put = [&](int kt, const TileLoader<BM, TA, ALIGNED>& la,
-                       const TileLoader<BN, !TB, ALIGNED>& lb) {
-            const int s = kt % STAGES;
-            mbar_wait(smem_u32(&empty_bar[s]), ((kt / STAGES) & 1) ^ 1);
-            la.template store<X3>(a_big(s), a_small(s), wtid, bad);
-            lb.template store<X3>(b_big(s), b_small(s), wtid, bad);
-            if (X3 && bad) *(volatile int*)&bad_flag = 1;
-            fence_proxy_async();
-            mbar_arrive(smem_u32(&full_bar[s]));
-        };
-        if constexpr (DB) {
-            if (KT > 0) {
-                la0.load(A, lda, m0, 0, M, K, wtid);
-                lb0.load(B, ldb, n0, 0, N, K, wtid);
-            }
-            for (int kt = 0; kt < KT; kt += 2) {
-                if (kt + 1 < KT) {
-                    la1.load(A, lda, m0, (kt + 1) * BK, M, K, wtid);
-                    lb1.load(B, ldb, n0, (kt + 1) * BK, N, K, wtid);
-                }
-                put(kt, la0, lb0);
-                if (kt + 1 < KT) {
-                    if (kt + 2 < KT) {
-                        la0.load(A, lda, m0, (kt + 2) * BK, M, K, wtid);
-                        lb0.load(B, ldb, n0, (kt + 2) * BK, N, K, wtid);
-                    }
-                    put(kt + 1, la1, lb1);
-                }
-            }
-        } else {
-            for (int kt = 0; kt < KT; ++kt) {
-                la0.load(A, lda, m0, kt * BK, M, K, wtid);
-                lb0.load(B, ldb, n0, kt * BK, N, K, wtid);
-                put(kt, la0, lb0);
-            }
-        }
-        return;
-    }
-
-    // ---------------- consumers ----------------
-    // tf32x3: the tensor cores' FP32 accumulation truncates, and over a long k
-    // loop that bias grows linearly with K (measured 1.2e-4 relative at
-    // K = 16384).  So each k-tile's 12 wgmmas accumulate into `part`
-    // (starting from zero: scale-d = 0) and `part` is added to `acc` with
-    // round-to-nearest FADDs -- the "promotion" of Ootomo & Yokota (and of
-    // DeepGEMM's FP8 path).  That needs the tile's wgmmas finished (wait 0)
-    // before the next tile is issued; the other consumer warpgroup keeps the
-    // tensor cores busy meanwhile.  tf32 (one product) keeps wait 1 and one
-    // accumulator set.
-    const int cw = wg - 1;
+// ---- consumers ------------------------------------------------------------------
+// tf32x3: the tensor cores' FP32 accumulation truncates, and over a long k
+// loop that bias grows linearly with K (measured 1.2e-4 relative at
+// K = 16384).  So each k-tile's 12 wgmmas accumulate into `part`
+// (starting from zero: scale-d = 0) and `part` is added to `acc` with
+// round-to-nearest FADDs -- the "promotion" of Ootomo & Yokota (and of
+// DeepGEMM's FP8 path).  That needs the tile's wgmmas finished (wait 0)
+// before the next tile is issued; the other consumer warpgroup keeps the
+// tensor cores busy meanwhile.  tf32 (one product) keeps wait 1 and one
+// accumulator set.  cw: this consumer's 64-row slice of the block tile;
+// *_0: stage 0's tile addresses, stage s at + s * stage_bytes.
+template <bool X3, int BM, int BN, int STAGES, int PROMO, bool TA, bool TB>
+__device__ __forceinline__ void consume(int M, int N, int K, float alpha,
+                                        const float* __restrict__ A, long long lda,
+                                        const float* __restrict__ B, long long ldb, float beta,
+                                        float* __restrict__ C, long long ldc, int KT, int cw,
+                                        int m0, int n0, int wtid, u32 a_big0, u32 a_small0,
+                                        u32 b_big0, u32 b_small0, u32 stage_bytes,
+                                        const u64* full_bar, const u64* empty_bar,
+                                        const int* bad_flag) {
     float acc[BN / 2];
     float part[X3 ? BN / 2 : 1];
 #pragma unroll
@@ -362,13 +291,14 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
 
     for (int kt = 0; kt < KT; ++kt) {
         const int s = kt % STAGES;
+        const u32 so = s * stage_bytes;
         mbar_wait(smem_u32(&full_bar[s]), (kt / STAGES) & 1);
-        const u64 dab = make_desc(a_big(s) + cw * 64 * ROW_BYTES);
-        const u64 dbb = make_desc(b_big(s));
+        const u64 dab = make_desc(a_big0 + so + cw * 64 * ROW_BYTES);
+        const u64 dbb = make_desc(b_big0 + so);
         wgmma_fence();
         if constexpr (X3) {
-            const u64 das = make_desc(a_small(s) + cw * 64 * ROW_BYTES);
-            const u64 dbs = make_desc(b_small(s));
+            const u64 das = make_desc(a_small0 + so + cw * 64 * ROW_BYTES);
+            const u64 dbs = make_desc(b_small0 + so);
             // Small products of all four k8 steps first, big*big last: while
             // `part` is small its truncation errors are too (k8 step j: +32
             // bytes = +2 in the descriptor).  `part` restarts from zero
@@ -386,7 +316,7 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
                 // Promote: wait for the group, free its stages, add it in.
                 wgmma_wait<0>();
                 fence_acc(part);
-                if ((tid % 32) == 0)
+                if ((wtid % 32) == 0)
                     for (int t = kt - kt % PROMO; t <= kt; ++t)
                         mbar_arrive(smem_u32(&empty_bar[t % STAGES]));
 #pragma unroll
@@ -398,7 +328,7 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
             wgmma_commit();
             wgmma_wait<1>();
             fence_acc(acc);
-            if (kt > 0 && (tid % 32) == 0)
+            if (kt > 0 && (wtid % 32) == 0)
                 mbar_arrive(smem_u32(&empty_bar[(kt - 1) % STAGES]));
         }
     }
@@ -407,7 +337,7 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
 
     // ---------------- epilogue ----------------
     const int cm0 = m0 + cw * 64;
-    if (X3 && *(volatile int*)&bad_flag) {
+    if (X3 && *(const volatile int*)bad_flag) {
         tc::ffma_tile<TA, TB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cm0, n0, 64, BN,
                               wtid, 128);
         return;
@@ -424,19 +354,189 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
         }
 }
 
+
+// One producer warpgroup's loop over the k-tiles with double-buffered
+// registers: tile kt+1's loads are in flight while tile kt is split and
+// stored, so one global latency no longer costs one k-tile.  (Single-buffered,
+// the producer's chain load -> wait -> store capped every 128 x 128 config at
+// ~80 TFLOPS whatever the precision: notes.)  `load(L&, k0)` fills a register
+// set, `store(const L&, stage)` splits it into shared memory; `put` adds the
+// barrier handshake.
+template <int STAGES, class L, class Load, class Store>
+__device__ __forceinline__ void produce_db(int KT, L& l0, L& l1, Load load, Store store,
+                                           const u64* full_bar, const u64* empty_bar) {
+    auto put = [&](int kt, const L& l) {
+        const int s = kt % STAGES;
+        mbar_wait(smem_u32(&empty_bar[s]), ((kt / STAGES) & 1) ^ 1);
+        store(l, s);
+        fence_proxy_async();
+        mbar_arrive(smem_u32(&full_bar[s]));
+    };
+    if (KT > 0) load(l0, 0);
+    for (int kt = 0; kt < KT; kt += 2) {
+        if (kt + 1 < KT) load(l1, (kt + 1) * BK);
+        put(kt, l0);
+        if (kt + 1 < KT) {
+            if (kt + 2 < KT) load(l0, (kt + 2) * BK);
+            put(kt + 1, l1);
+        }
+    }
+}
+
+// setmaxnreg: a warpgroup changes its own per-thread register allocation.
+template <int R>
+__device__ __forceinline__ void setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R));
+}
+template <int R>
+__device__ __forceinline__ void setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R));
+}
+
+// PW: producer warpgroups (1 or 2).  PW = 2 (BM = 128 only, 512 threads):
+// warpgroup 0 loads and splits A, warpgroup 1 B, each double-buffered, so the
+// split's instructions are spread over two warps per SM sub-partition instead
+// of one.  512 threads start with 128 registers each, too few for a consumer's
+// two 64 x BN accumulator sets, so the producers give registers back
+// (setmaxnreg.dec to P_REGS) and the consumers take them (setmaxnreg.inc to
+// C_REGS); PW * P_REGS + CW * C_REGS = 4 * 128 keeps the block's register pool
+// unchanged (setmaxnreg.inc waits for registers released by .dec).
+// SWZ: block raster.  SWZ = 1: blockIdx.x is the m-tile.  SWZ = G > 1: the
+// linear block id walks G m-tiles down before moving one n-tile right, so the
+// ~132 blocks in flight share ~G A panels and ~132/G B panels in L2 instead
+// of every A panel (at 8192^2 one wave otherwise touches all 256 MB of A).
+template <bool X3, int BM, int BN, int STAGES, int PROMO, int PW, int SWZ, bool TA, bool TB,
+          bool ALIGNED>
+__device__ __forceinline__ void body(SGEMM_PARAMS) {
+    constexpr int CW = BM / 64;                       // consumer warpgroups
+    constexpr int A_BYTES = BM * ROW_BYTES, B_BYTES = BN * ROW_BYTES;
+    constexpr int STAGE_BYTES = (A_BYTES + B_BYTES) * (X3 ? 2 : 1);
+    static_assert(BM == 64 || BM == 128, "BM: one or two consumer warpgroups");
+    static_assert(BN == 64 || BN == 128 || BN == 256, "BN: wgmma n");
+    static_assert(!X3 || BN <= 128, "tf32x3 holds two accumulator sets: BN <= 128");
+    static_assert(PROMO >= 1 && PROMO < STAGES, "promotion group must leave a stage free");
+    static_assert(PW == 1 || (PW == 2 && BM == 128), "PW = 2 needs BM = 128 (512 threads)");
+    static_assert(SWZ >= 1, "SWZ: m-tiles per raster group");
+    constexpr int P_REGS = 104, C_REGS = 152;          // PW = 2 only
+    static_assert(PW == 1 || PW * P_REGS + CW * C_REGS == 4 * 128, "register pool");
+
+    extern __shared__ __align__(1024) unsigned char dsmem[];
+    __shared__ __align__(8) u64 full_bar[STAGES], empty_bar[STAGES];
+    __shared__ int bad_flag;
+    SGEMM_BATCH_OFFSET();
+
+    const int tid = threadIdx.x, wg = tid / 128, wtid = tid % 128;
+    int bm = blockIdx.x, bn = blockIdx.y;
+    if constexpr (SWZ > 1) {
+        const int gm = gridDim.x, pid = blockIdx.y * gridDim.x + blockIdx.x;
+        const int per_group = SWZ * gridDim.y, first = (pid / per_group) * SWZ;
+        const int gsz = min(gm - first, SWZ), r = pid % per_group;
+        bm = first + r % gsz;
+        bn = r / gsz;
+    }
+    const int m0 = bm * BM, n0 = bn * BN;
+    const int KT = (K + BK - 1) / BK;
+    const u32 base = (smem_u32(dsmem) + 1023u) & ~1023u;   // swizzle atoms: 1024 B
+    // stage s: [A big][B big][A small][B small]
+    auto a_big = [&](int s) { return base + s * STAGE_BYTES; };
+    auto b_big = [&](int s) { return base + s * STAGE_BYTES + A_BYTES; };
+    auto a_small = [&](int s) { return base + s * STAGE_BYTES + A_BYTES + B_BYTES; };
+    auto b_small = [&](int s) { return base + s * STAGE_BYTES + 2 * A_BYTES + B_BYTES; };
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(smem_u32(&full_bar[s]), 128 * PW);   // every producer thread
+            mbar_init(smem_u32(&empty_bar[s]), 4 * CW);    // lane 0 of each consumer warp
+        }
+        bad_flag = 0;
+    }
+    __syncthreads();
+
+    using LA = TileLoader<BM, TA, ALIGNED>;
+    using LB = TileLoader<BN, !TB, ALIGNED>;
+    if (wg < PW) {
+        // ---------------- producer(s) ----------------
+        bool bad = false;
+        if constexpr (PW == 2) {
+            setmaxnreg_dec<P_REGS>();
+            if (wg == 0) {
+                LA l0, l1;
+                produce_db<STAGES>(
+                    KT, l0, l1,
+                    [&](LA& l, int k0) { l.load(A, lda, m0, k0, M, K, wtid); },
+                    [&](const LA& l, int s) {
+                        l.template store<X3>(a_big(s), a_small(s), wtid, bad);
+                        if (X3 && bad) *(volatile int*)&bad_flag = 1;   // before the arrive
+                    },
+                    full_bar, empty_bar);
+            } else {
+                LB l0, l1;
+                produce_db<STAGES>(
+                    KT, l0, l1,
+                    [&](LB& l, int k0) { l.load(B, ldb, n0, k0, N, K, wtid); },
+                    [&](const LB& l, int s) {
+                        l.template store<X3>(b_big(s), b_small(s), wtid, bad);
+                        if (X3 && bad) *(volatile int*)&bad_flag = 1;
+                    },
+                    full_bar, empty_bar);
+            }
+        } else if constexpr ((BM + BN) <= 256) {
+            // Double-buffered when two tiles of A and B fit in registers.
+            struct Both { LA a; LB b; };
+            Both l0, l1;
+            produce_db<STAGES>(
+                KT, l0, l1,
+                [&](Both& l, int k0) {
+                    l.a.load(A, lda, m0, k0, M, K, wtid);
+                    l.b.load(B, ldb, n0, k0, N, K, wtid);
+                },
+                [&](const Both& l, int s) {
+                    l.a.template store<X3>(a_big(s), a_small(s), wtid, bad);
+                    l.b.template store<X3>(b_big(s), b_small(s), wtid, bad);
+                    if (X3 && bad) *(volatile int*)&bad_flag = 1;
+                },
+                full_bar, empty_bar);
+        } else {
+            LA la;
+            LB lb;
+            for (int kt = 0; kt < KT; ++kt) {
+                const int s = kt % STAGES;
+                la.load(A, lda, m0, kt * BK, M, K, wtid);
+                lb.load(B, ldb, n0, kt * BK, N, K, wtid);
+                mbar_wait(smem_u32(&empty_bar[s]), ((kt / STAGES) & 1) ^ 1);
+                la.template store<X3>(a_big(s), a_small(s), wtid, bad);
+                lb.template store<X3>(b_big(s), b_small(s), wtid, bad);
+                if (X3 && bad) *(volatile int*)&bad_flag = 1;
+                fence_proxy_async();
+                mbar_arrive(smem_u32(&full_bar[s]));
+            }
+        }
+    } else {
+        if constexpr (PW == 2) setmaxnreg_inc<C_REGS>();
+        consume<X3, BM, BN, STAGES, PROMO, TA, TB>(
+            M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, KT, wg - PW, m0, n0, wtid,
+            a_big(0), a_small(0), b_big(0), b_small(0), STAGE_BYTES, full_bar, empty_bar,
+            &bad_flag);
+    }
+}
+
 }  // namespace tc21
 
 // PROMO: k-tiles summed on the tensor cores between two FP32 promotions.
-template <int BM, int BN, int STAGES, int PROMO, bool TA, bool TB, bool ALIGNED>
-__global__ void __launch_bounds__(128 * (BM / 64 + 1), 1)
+// THREADS = 128 * (BM/64 + PW): PW producer warpgroups (see body).
+// SWZ: m-tiles per raster group (1: plain blockIdx order).
+template <int BM, int BN, int STAGES, int PROMO, int THREADS, int SWZ, bool TA, bool TB,
+          bool ALIGNED>
+__global__ void __launch_bounds__(THREADS, 1)
 sgemm_tf32x3_wgmma(SGEMM_PARAMS) {
-    tc21::body<true, BM, BN, STAGES, PROMO, TA, TB, ALIGNED>(
+    static_assert(THREADS % 128 == 0 && THREADS / 128 > BM / 64, "THREADS");
+    tc21::body<true, BM, BN, STAGES, PROMO, THREADS / 128 - BM / 64, SWZ, TA, TB, ALIGNED>(
         M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC);
 }
 
 template <int BM, int BN, int STAGES, bool TA, bool TB, bool ALIGNED>
 __global__ void __launch_bounds__(128 * (BM / 64 + 1), 1)
 sgemm_tf32_wgmma(SGEMM_PARAMS) {
-    tc21::body<false, BM, BN, STAGES, 1, TA, TB, ALIGNED>(
+    tc21::body<false, BM, BN, STAGES, 1, 1, 1, TA, TB, ALIGNED>(
         M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC);
 }

@@ -39,14 +39,32 @@ __device__ __forceinline__ bool unsplittable(float x) {
     return !(fabsf(x) < 0x1.ffep127f);
 }
 
+// cvt.rna.tf32.f32 for a finite x below 0x1.ffep127, in two integer ops:
+// adding 0x1000 (half of the lowest kept mantissa bit, bit 13) to the bit
+// pattern and clearing the 13 low bits rounds the magnitude to nearest, ties
+// away from zero; a carry out of the mantissa bumps the exponent, as rounding
+// must.  ptxas expands cvt.rna.tf32.f32 into four ops (an |x| < Inf test and a
+// select guard Inf/NaN), and the 3xTF32 producer does two of these per element:
+// on sm_90a the split was most of the producer warpgroup's instructions
+// (notes, session 2).  Inf/NaN/huge x give garbage here (canonical NaN
+// 0x7fffffff even wraps to -0), which is why only the flagged X3 split uses it.
+__device__ __forceinline__ float to_tf32_finite(float x) {
+    return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xFFFFE000u);
+}
+
 // big/small split of one value; X3 == false only rounds (small unused).
+// X3: every x that to_tf32_finite would get wrong sets `bad`, and a block
+// that saw one never uses its tensor-core result (ffma_tile below), so the
+// cheap rounding is exact wherever its result is used.  X3 == false (1xTF32,
+// no flag) keeps cvt.rna so that Inf and NaN survive the rounding.
 template <bool X3>
 __device__ __forceinline__ void split(float x, float& big, float& small, bool& bad) {
-    big = to_tf32(x);
     if (X3) {
-        small = to_tf32(x - big);
+        big = to_tf32_finite(x);
+        small = to_tf32_finite(x - big);   // x - big is exact (|x - big| <= 2^-11 |x|)
         bad |= unsplittable(x);
     } else {
+        big = to_tf32(x);
         small = 0.0f;
     }
 }
