@@ -134,4 +134,9 @@ $PY bench/plot_scaling.py "${JSONS[@]}" --out "$OUT/scaling.png" 2>&1 | tail -1
 step "results (check column: sampled max relative error)"
 $PY bench/distributed_bench.py --merge "${JSONS[@]}" --out "$OUT/distributed.json"
 echo "correctness: $([[ $rc == 0 ]] && echo PASSED || echo FAILED)"
+# The device tool returns at most 8 files: everything goes into one archive,
+# and the merged JSON and the plot also stay beside it.
+(cd "$OUT" && tar czf distributed-all.tgz --exclude distributed-all.tgz ./* &&
+  find . -maxdepth 1 -type f ! -name distributed-all.tgz ! -name distributed.json \
+    ! -name scaling.png ! -name bench-threads.log -delete)
 exit $rc
