@@ -7,6 +7,8 @@
 #   bench     `sgemm bench` on its embedded defaults (the ladder against cuBLAS)
 #   recheck   the best FFMA rung and `auto` against cuBLAS at 4096^3 and 8192^3,
 #             all four transposes of 4096^3 (issue 3's target), 30 samples
+#   ffma      scripts/tune_ffma.py $FFMA_ARGS: FFMA rung configs checked, then
+#             timed against cuBLAS (candidate configs before registering them)
 #   profile   `sgemm profile` on every ladder rung at 2048^3, rung 9 also at 4096^3
 #   tune      `sgemm tune` over $TUNE_SHAPES (default: the public suite), merged
 #             into a copy of the shipped table ($OUT/tuned-table.json)
@@ -46,6 +48,9 @@ for step in "$@"; do
         --repeat 30 --no-plots --out "$OUT/recheck-t" 2>&1 | tee -a "$OUT/recheck.log" | tail -12
       tar czf "$OUT/recheck.tgz" -C "$OUT" recheck recheck-t && rm -rf "$OUT/recheck" "$OUT/recheck-t"
       summary+=("recheck: done") ;;
+    ffma)
+      OUT="$OUT" python3 scripts/tune_ffma.py ${FFMA_ARGS:-} 2>&1 | tee "$OUT/ffma.log" | tail -30
+      summary+=("ffma: $(grep -c FAIL "$OUT/ffma.log") FAIL lines") ;;
     profile)
       mkdir -p /tmp/prof
       for r in 1 2 3 4 5 6 7 8 9 10 11 12; do
