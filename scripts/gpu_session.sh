@@ -9,7 +9,9 @@
 #             all four transposes of 4096^3 (issue 3's target), 30 samples
 #   ffma      scripts/tune_ffma.py $FFMA_ARGS: FFMA rung configs checked, then
 #             timed against cuBLAS (candidate configs before registering them)
-#   profile   `sgemm profile` on every ladder rung at 2048^3, rung 9 also at 4096^3
+#   sanitize  scripts/sanitize.py (compute-sanitizer, four tools) $SANITIZE_ARGS
+#   profile   `sgemm profile` on $PROFILE_RUNS (KERNEL:SIZE ...; default every
+#             ladder rung at 2048^3 and rung 9 at 4096^3)
 #   tune      `sgemm tune` over $TUNE_SHAPES (default: the public suite), merged
 #             into a copy of the shipped table ($OUT/tuned-table.json)
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
@@ -51,15 +53,20 @@ for step in "$@"; do
     ffma)
       OUT="$OUT" python3 scripts/tune_ffma.py ${FFMA_ARGS:-} 2>&1 | tee "$OUT/ffma.log" | tail -30
       summary+=("ffma: $(grep -c FAIL "$OUT/ffma.log") FAIL lines") ;;
+    sanitize)
+      python3 scripts/sanitize.py --out "$OUT" --parallel ${SANITIZE_ARGS:-} 2>&1 \
+        | tee "$OUT/sanitize.log" | tail -25
+      summary+=("sanitize: $(grep -m1 -iE 'total|errors' "$OUT/sanitize.log")") ;;
     profile)
+      # PROFILE_RUNS: KERNEL:SIZE pairs (default: every rung at 2048^3, rung 9 at 4096^3)
+      runs=${PROFILE_RUNS:-"1:2048 2:2048 3:2048 4:2048 5:2048 6:2048 7:2048 8:2048 9:2048 10:2048 11:2048 12:2048 9:4096"}
       mkdir -p /tmp/prof
-      for r in 1 2 3 4 5 6 7 8 9 10 11 12; do
-        python3 -m sgemm.cli profile "$r" --size 2048 2048 2048 --out /tmp/prof
-      done 2>&1 | tee "$OUT/profile-2048.log" | grep -E "^sgemm profile|FMA pipe|bank conf|top warp"
-      python3 -m sgemm.cli profile 9 --size 4096 4096 4096 --out /tmp/prof 2>&1 \
-        | tee "$OUT/profile-4096.log" | tail -16
+      for kr in $runs; do
+        k=${kr%%:*}; n=${kr##*:}
+        python3 -m sgemm.cli profile "$k" --size "$n" "$n" "$n" --out /tmp/prof
+      done 2>&1 | tee "$OUT/profile.log" | grep -E "^sgemm profile|duration|FMA pipe|bank conf|top warp"
       tar czf "$OUT/profile-csv.tgz" -C /tmp prof
-      summary+=("profile: $(grep -c '^sgemm profile' "$OUT"/profile-*.log | paste -sd' ') runs") ;;
+      summary+=("profile: $(grep -c '^sgemm profile' "$OUT/profile.log") runs") ;;
     tune)
       table="$OUT/tuned-table.json"
       cp sgemm/data/tuned-nvidia-h200-sm132-sm_90a.json "$table"

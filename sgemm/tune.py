@@ -51,7 +51,7 @@ FIELD_VALUES = {
 }
 GEMV_VALUES = {"BM": (1, 2, 4, 8, 16, 32, 64, 128), "BN": (1, 2, 4, 8, 16, 32, 64, 128),
                "BK": (256, 512, 1024, 2048), "threads": (256, 512, 1024)}
-SPLITS = (2, 4, 8, 16, 32, 64)
+SPLITS = (2, 4, 8, 16, 32, 64, 128)   # 128: 128x128x131072 took 64, the largest tried
 SPACE_CAP = 400_000          # products larger than this are sampled
 
 # Device models for --dry-run and CPU tests (numbers from the datasheets).
