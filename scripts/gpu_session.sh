@@ -5,6 +5,8 @@
 # Steps:
 #   tests     GPU tests (pytest -m gpu); PYTEST_ARGS narrows them
 #   bench     `sgemm bench` on its embedded defaults (the ladder against cuBLAS)
+#   seeds     the whole ladder on the seeds' shapes and odd sizes
+#             (bench/shapes/ladder-seeds.txt), against cuBLAS
 #   recheck   the best FFMA rung and `auto` against cuBLAS at 4096^3 and 8192^3,
 #             all four transposes of 4096^3 (issue 3's target), 30 samples
 #   ffma      scripts/tune_ffma.py $FFMA_ARGS: FFMA rung configs checked, then
@@ -41,6 +43,10 @@ for step in "$@"; do
     bench)
       python3 -m sgemm.cli bench --out "$OUT" 2>&1 | tee "$OUT/bench.log" | tail -40
       summary+=("bench: $(tail -1 "$OUT/bench.log")") ;;
+    seeds)
+      python3 -m sgemm.cli bench --shapes bench/shapes/ladder-seeds.txt --out "$OUT" 2>&1 \
+        | tee "$OUT/seeds.log" | tail -25
+      summary+=("seeds: $(tail -1 "$OUT/seeds.log")") ;;
     recheck)
       python3 -m sgemm.cli bench --kernels auto,double_buffer --sizes 4096,8192 \
         --repeat 30 --no-plots --out "$OUT/recheck" 2>&1 | tee "$OUT/recheck.log" | tail -12
