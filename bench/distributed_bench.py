@@ -112,6 +112,7 @@ def meta(args, cupy):
          "host": platform.node(), "python": platform.python_version(),
          "argv": sys.argv, "launcher": args.launcher,
          "env": {k: os.environ.get(k) for k in ("NCCL_NVLS_ENABLE", "NCCL_ALGO", "NCCL_PROTO",
+                                                "NCCL_MAX_NCHANNELS",
                                                 "CUDA_VISIBLE_DEVICES")}}
     try:
         m["cupy"] = cupy.__version__

@@ -7,6 +7,7 @@
 #
 #   bash scripts/gpu_distributed.sh            # results and logs under $OUT
 #   EXTRA_PRECISION=tf32x3 BUDGET_S=540 bash scripts/gpu_distributed.sh   # + a tf32x3 SUMMA run
+#   MPI_SWEEP="default 8 4" SIZES=32768 bash scripts/gpu_distributed.sh      # MPI run per NCCL channel count
 #
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0): on shared H200 hosts a
 # program using it can take the GPUs out of service.
@@ -66,6 +67,28 @@ else
   echo "mpi4py is not installed: MPI runs skipped (carry wheels: pip download mpi4py mpich)"
 fi
 mpi() { local n=$1; shift; timeout "${TMO:-180}" "$LAUNCH" "${flags[@]}" -n "$n" "$@"; }
+
+if [[ -n ${MPI_SWEEP:-} ]]; then
+  # MPI_SWEEP="default 8 4 2": only the MPI benchmark on all GPUs, once per
+  # NCCL_MAX_NCHANNELS value (fewer channels: fewer SMs taken from the GEMM by
+  # the overlapped broadcasts), then the table; everything else is skipped.
+  [[ -n $LAUNCH ]] || { echo "no working MPI launcher"; exit 1; }
+  [[ ${flags[0]} == --allow-run-as-root ]] && flags+=(-x NCCL_MAX_NCHANNELS)
+  SW=()
+  for ch in $MPI_SWEEP; do
+    if [[ $ch == default ]]; then unset NCCL_MAX_NCHANNELS; else export NCCL_MAX_NCHANNELS=$ch; fi
+    (( $(left) > 60 )) || { echo "no time left for channels=$ch"; break; }
+    step "benchmark, MPI, $NGPU processes, NCCL_MAX_NCHANNELS=$ch  ($(left) s left)"
+    TMO=$(( $(left) - 10 )) mpi "$NGPU" $PY bench/distributed_bench.py --launcher mpi \
+      --sizes $SIZES --reps 3 --budget-s $(( $(left) - 40 )) --out "$OUT/mpi_ch$ch.json" \
+      2>&1 | tee "$OUT/bench-mpi-ch$ch.log" | tail -3
+    [[ -s $OUT/mpi_ch$ch.json ]] && SW+=("$OUT/mpi_ch$ch.json")
+  done
+  unset NCCL_MAX_NCHANNELS
+  for f in "${SW[@]}"; do echo "== $f"; $PY bench/distributed_bench.py --table "$f" | grep summa; done
+  (cd "$OUT" && tar czf mpi-sweep.tgz ./*.json ./*.log)
+  exit 0
+fi
 
 step "correctness, one process (sgemm.multi_gpu), ${NGPU} GPU(s)"
 timeout 180 $PY -m sgemm.distributed.selftest --inproc "$NGPU" --backend cupy \
