@@ -446,7 +446,9 @@ def _exp():
             ("tf32x3_wgmma", big.replace(swizzle=8, stages=2))]     # does depth matter?
 
 
-EXPERIMENTS = _exp()
+# Session 3 screens no variant (its one device run goes to the store-pattern
+# probe and ncu instead); _exp() keeps session 2's list for a later run.
+EXPERIMENTS: list = []
 
 PARTS = {"compile": part_compile, "correct": part_correct, "accuracy": part_accuracy,
          "timing": part_timing}
@@ -512,13 +514,50 @@ def summary(res):
     return "\n".join(lines)
 
 
+PROBE_ITERS = 256
+
+
+def probe():
+    """Launch tc21_store_probe (21_tf32x3_wgmma.cu) once per operand shape and
+    layout, for ncu to count its shared-store wavefronts and bank conflicts:
+    the producers' store pattern with no other client of the data banks
+    running (session 3 of docs/notes/tensorcore.md).  Run it as
+    ncu -k regex:tc21_store_probe --metrics ... python scripts/tc_check.py --probe"""
+    import torch
+    from sgemm.runtime import device as sdev
+    from sgemm.runtime.compiler import compile_kernel
+    from sgemm.runtime.launcher import _allow_dynamic_smem, launch as klaunch
+    from cuda.core import ObjectCode
+    torch.cuda.init()
+    dev = sdev.info(0)
+    sdev.make_current(dev.id)
+    out = torch.zeros(1024, device="cuda")
+    stream = torch.cuda.current_stream()
+    for r in (128, 64):
+        for kc in ("true", "false"):
+            expr = f"tc21_store_probe<{r}, {kc}>"
+            c = compile_kernel("21_tf32x3_wgmma.cu", expr, "sm_90a")
+            k = ObjectCode.from_cubin(c.cubin, symbol_mapping=c.symbol_mapping).get_kernel(expr)
+            smem = 2 * r * 128 + 1024
+            _allow_dynamic_smem(k, smem, 0)
+            klaunch(k, (132, 1, 1), 128, smem, stream, (out.data_ptr(), PROBE_ITERS))
+            torch.cuda.synchronize()
+            sts = 132 * 4 * PROBE_ITERS * (r // 16) * 2
+            log(f"probe {expr}: {sts} STS.128 warp instructions, ideal {4 * sts} wavefronts")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--part")
     ap.add_argument("--result")
     ap.add_argument("--skip", default="")
     ap.add_argument("--only", default="", help="comma list of parts for the driver")
+    ap.add_argument("--probe", action="store_true",
+                    help="launch the store-pattern probe kernels (for ncu) and exit")
     args = ap.parse_args()
+    if args.probe:
+        probe()
+        return
     args.skip = [s for s in args.skip.split(",") if s]
     OUT.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("SGEMM_CACHE_DIR", "/tmp/sgemm-cache")

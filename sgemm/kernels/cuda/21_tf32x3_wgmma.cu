@@ -522,6 +522,29 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
 
 }  // namespace tc21
 
+// Diagnostic only (no KernelSpec names it; scripts/tc_check.py --probe runs
+// it under ncu).  One producer warpgroup's split + swizzled stores of an R x 32
+// tile, ITERS times, and nothing else: no global loads filling L1 and no wgmma
+// reading shared memory at the same time.  ncu's store bank-conflict counter
+// on this kernel is the address pattern's own cost, so comparing it with the
+// GEMM's count separates mapping conflicts from contention with other clients
+// of the data banks (docs/notes/tensorcore.md, session 3).
+template <int R, bool KCONT>
+__global__ void __launch_bounds__(128, 1) tc21_store_probe(float* out, int iters) {
+    extern __shared__ __align__(1024) unsigned char dsmem[];
+    const tc::u32 base = (tc21::smem_u32(dsmem) + 1023u) & ~1023u;
+    tc21::TileLoader<R, KCONT, true> l;
+    bool bad = false;
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int i = 0; i < tc21::TileLoader<R, KCONT, true>::NV; ++i)
+            l.v[i] = (float)(threadIdx.x * 37 + i + it);   // data the compiler cannot fold
+        l.template store<true>(base, base + R * tc21::ROW_BYTES, threadIdx.x, bad);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) out[blockIdx.x] = *(const float*)(dsmem + (base - tc21::smem_u32(dsmem))) + bad;
+}
+
 // PROMO: k-tiles summed on the tensor cores between two FP32 promotions.
 // THREADS = 128 * (BM/64 + PW): PW producer warpgroups (see body).
 // SWZ: m-tiles per raster group (1: plain blockIdx order).
