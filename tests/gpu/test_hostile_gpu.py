@@ -224,9 +224,8 @@ def test_torch_correct_after_rejections(torch):
     assert float((out.double() - a.double() @ b.double()).abs().max()) < 1e-4
 
 
-@pytest.mark.xfail(strict=False, reason="blas.sgemm accepts 1-D device buffers with a non-unit "
-                   "stride and writes as if the stride were 1 (corrupts memory between and "
-                   "past the view's elements)")
+# Was an xfail (blas.sgemm used to write as if the stride were 1); fixed in
+# c3490b6, and both GPU runs of 2026-11-22 passed it, so it is a plain test now.
 def test_blas_strided_1d_device_buffer():
     """C = buf[::2] (a strided 1-D view): either rejected with an error
     naming C, or computed into exactly C's elements."""
@@ -249,8 +248,7 @@ def test_blas_strided_1d_device_buffer():
     assert np.abs(cp.asnumpy(C) - ref).max() < 1e-4
 
 
-@pytest.mark.xfail(strict=False, reason="blas.sgemm accepts 1-D device buffers with a negative "
-                   "stride: the kernel reads forward from the last element")
+# Was an xfail (negative strides were read forward); fixed in c3490b6.
 def test_blas_negative_stride_1d_device_buffer():
     o = blas_ops()
     big = rnd(100, seed=21)                    # A lives inside: reads stay in the allocation
