@@ -122,19 +122,42 @@ struct Copy {
     }
 };
 
-}  // namespace s30
+// C(m..m+3, n) <- alpha * v + beta * C(m..m+3, n); float4 when the rows
+// allow it, guarded scalars at the bottom edge (beta == 0: C is not read).
+template <bool ALIGNED>
+__device__ __forceinline__ void store4(float* col, int m, int M, float4 v, float alpha,
+                                       float beta) {
+    if (ALIGNED && m + 3 < M) {
+        float4* p = reinterpret_cast<float4*>(col + m);
+        float4 r = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+        if (beta != 0.0f) {
+            const float4 c = *p;
+            r.x = fmaf(beta, c.x, r.x); r.y = fmaf(beta, c.y, r.y);
+            r.z = fmaf(beta, c.z, r.z); r.w = fmaf(beta, c.w, r.w);
+        }
+        *p = r;
+    } else {
+        const float a[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+            if (m + u < M) sg::store_c(col, m + u, a[u], alpha, beta);
+    }
+}
 
+// One thread's place in the block tile (BM x BN) and the block's main loop:
+// shared by sgemm_tile and 34_splitk_fused.cu, so a tile config means the same
+// thing for the direct, two-launch split-K and fused split-K schemes.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int STAGES,
           bool TA, bool TB, bool ALIGNED>
-__global__ void __launch_bounds__(THREADS, (THREADS <= 256 ? 512 / THREADS : 1))
-sgemm_tile(SGEMM_PARAMS) {
-    constexpr int LM = WM / TM, LN = WN / TN;          // lanes along m and n
-    constexpr int WARPS_M = BM / WM;
-    constexpr int WARPS_MN = (BM / WM) * (BN / WN);    // warps covering the C tile
-    constexpr int KS = THREADS / (32 * WARPS_MN);      // warp groups splitting each k-tile
-    constexpr int SA = 4 * LM, SB = 4 * LN;            // distance between 4x4 sub-tiles
-    constexpr int LDA = BM + 4, LDB = BN + 4;
-    constexpr int ATILE = BK * LDA, BTILE = BK * LDB;  // floats per stage
+struct Tile {
+    static constexpr int LM = WM / TM, LN = WN / TN;          // lanes along m and n
+    static constexpr int WARPS_M = BM / WM;
+    static constexpr int WARPS_MN = (BM / WM) * (BN / WN);    // warps covering the C tile
+    static constexpr int KS = THREADS / (32 * WARPS_MN);      // warp groups splitting a k-tile
+    static constexpr int NT = 32 * WARPS_MN;                  // threads holding the C tile
+    static constexpr int SA = 4 * LM, SB = 4 * LN;            // distance between 4x4 sub-tiles
+    static constexpr int LDA = BM + 4, LDB = BN + 4;
+    static constexpr int ATILE = BK * LDA, BTILE = BK * LDB;  // floats per stage
     static_assert(LM * LN == 32, "a warp is 32 lanes");
     static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tile is made of 4x4 sub-tiles");
     static_assert(KS * WARPS_MN * 32 == THREADS && (KS == 1 || KS == 2 || KS == 4),
@@ -142,132 +165,151 @@ sgemm_tile(SGEMM_PARAMS) {
     static_assert(BK % KS == 0, "the k-groups split BK evenly");
     static_assert(STAGES >= 2, "at least double buffering");
 
-    extern __shared__ __align__(16) float smem[];
-    float* As = smem;                       // STAGES x ATILE
-    float* Bs = smem + STAGES * ATILE;      // STAGES x BTILE
-    SGEMM_BATCH_OFFSET();
+    int tid, lane, kg, wmn, bi, bj, aoff, boff;
 
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int kg = warp / WARPS_MN, wmn = warp % WARPS_MN;   // k-group, warp in the tile
-    const int wm = wmn % WARPS_M, wn = wmn / WARPS_M;
-    const int lm = lane % LM, ln = lane / LM;
-    const int bi = blockIdx.x * BM, bj = blockIdx.y * BN;
-    const int mrows = M - bi, ncols = N - bj;
-
-    using CA = s30::Copy<BM, BK, THREADS, TA, ALIGNED>;     // A: rows m, k-contiguous iff TA
-    using CB = s30::Copy<BN, BK, THREADS, !TB, ALIGNED>;    // B: rows n, k-contiguous iff !TB
-    const float* ga = A + (TA ? (long long)bi * lda : (long long)bi);
-    const float* gb = B + (TB ? (long long)bj : (long long)bj * ldb);
-    const long long stepA = TA ? (long long)BK : (long long)BK * lda;
-    const long long stepB = TB ? (long long)BK * ldb : (long long)BK;
-    const unsigned sA = s30::saddr(As), sB = s30::saddr(Bs);
-
-    float acc[TM][TN];
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
-
-    const int ntiles = (K + BK - 1) / BK;
-    // Prologue: tiles 0 .. STAGES-2 in flight (empty groups keep the count uniform).
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < ntiles) {
-            CA::issue(tid, sA + 4u * s * ATILE, ga + s * stepA, lda, mrows, K - s * BK);
-            CB::issue(tid, sB + 4u * s * BTILE, gb + s * stepB, ldb, ncols, K - s * BK);
-        }
-        s30::commit();
+    __device__ __forceinline__ Tile() {
+        tid = threadIdx.x;
+        lane = tid & 31;
+        const int warp = tid >> 5;
+        kg = warp / WARPS_MN;                                  // k-group
+        wmn = warp % WARPS_MN;                                 // warp in the tile
+        const int wm = wmn % WARPS_M, wn = wmn / WARPS_M;
+        bi = blockIdx.x * BM;
+        bj = blockIdx.y * BN;
+        aoff = wm * WM + (lane % LM) * 4;
+        boff = wn * WN + (lane / LM) * 4;
     }
 
-    const int aoff = wm * WM + lm * 4, boff = wn * WN + ln * 4;
-    int rd = 0, wr = STAGES - 1;            // stage read this step, stage written
-    for (int t = 0; t < ntiles; ++t) {
-        s30::wait<STAGES - 2>();            // this thread's copies of tile t landed
-        __syncthreads();                    // everyone's; and stage wr is free again
-        const int tn = t + STAGES - 1;
-        if (tn < ntiles) {
-            CA::issue(tid, sA + 4u * wr * ATILE, ga + tn * stepA, lda, mrows, K - tn * BK);
-            CB::issue(tid, sB + 4u * wr * BTILE, gb + tn * stepB, ldb, ncols, K - tn * BK);
-        }
-        s30::commit();
-        // k-group kg takes k-steps kg, kg + KS, ... of the tile
-        const float* as = As + rd * ATILE + aoff + kg * LDA;
-        const float* bs = Bs + rd * BTILE + boff + kg * LDB;
+    // acc <- op(A) op(B) over k in [0, K) for this block's C tile.  On return
+    // the k-group 0 threads hold the sum of all k-groups (added in a fixed
+    // order: deterministic); the others' acc is spent.  Every thread returns,
+    // so callers may still use barriers.  smem: the pipeline's dynamic smem.
+    __device__ __forceinline__ void accumulate(const float* A, long long lda, const float* B,
+                                               long long ldb, int M, int N, int K, float* smem,
+                                               float (&acc)[TM][TN]) const {
+        float* As = smem;                       // STAGES x ATILE
+        float* Bs = smem + STAGES * ATILE;      // STAGES x BTILE
+        const int mrows = M - bi, ncols = N - bj;
+        using CA = Copy<BM, BK, THREADS, TA, ALIGNED>;      // A: rows m, k-contiguous iff TA
+        using CB = Copy<BN, BK, THREADS, !TB, ALIGNED>;     // B: rows n, k-contiguous iff !TB
+        const float* ga = A + (TA ? (long long)bi * lda : (long long)bi);
+        const float* gb = B + (TB ? (long long)bj : (long long)bj * ldb);
+        const long long stepA = TA ? (long long)BK : (long long)BK * lda;
+        const long long stepB = TB ? (long long)BK * ldb : (long long)BK;
+        const unsigned sA = saddr(As), sB = saddr(Bs);
+
 #pragma unroll
-        for (int pp = 0; pp < BK / KS; ++pp) {
-            const int p = pp * KS;
-            float a[TM], b[TN];
+        for (int i = 0; i < TM; ++i)
 #pragma unroll
-            for (int it = 0; it < TM / 4; ++it) {
-                const float4 x = *reinterpret_cast<const float4*>(as + p * LDA + it * SA);
-                a[4 * it] = x.x; a[4 * it + 1] = x.y; a[4 * it + 2] = x.z; a[4 * it + 3] = x.w;
+            for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+        const int ntiles = (K + BK - 1) / BK;
+        // Prologue: tiles 0 .. STAGES-2 in flight (empty groups keep the count uniform).
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < ntiles) {
+                CA::issue(tid, sA + 4u * s * ATILE, ga + s * stepA, lda, mrows, K - s * BK);
+                CB::issue(tid, sB + 4u * s * BTILE, gb + s * stepB, ldb, ncols, K - s * BK);
             }
-#pragma unroll
-            for (int jt = 0; jt < TN / 4; ++jt) {
-                const float4 x = *reinterpret_cast<const float4*>(bs + p * LDB + jt * SB);
-                b[4 * jt] = x.x; b[4 * jt + 1] = x.y; b[4 * jt + 2] = x.z; b[4 * jt + 3] = x.w;
+            commit();
+        }
+
+        int rd = 0, wr = STAGES - 1;            // stage read this step, stage written
+        for (int t = 0; t < ntiles; ++t) {
+            wait<STAGES - 2>();                 // this thread's copies of tile t landed
+            __syncthreads();                    // everyone's; and stage wr is free again
+            const int tn = t + STAGES - 1;
+            if (tn < ntiles) {
+                CA::issue(tid, sA + 4u * wr * ATILE, ga + tn * stepA, lda, mrows, K - tn * BK);
+                CB::issue(tid, sB + 4u * wr * BTILE, gb + tn * stepB, ldb, ncols, K - tn * BK);
             }
+            commit();
+            // k-group kg takes k-steps kg, kg + KS, ... of the tile
+            const float* as = As + rd * ATILE + aoff + kg * LDA;
+            const float* bs = Bs + rd * BTILE + boff + kg * LDB;
 #pragma unroll
-            for (int i = 0; i < TM; ++i)
+            for (int pp = 0; pp < BK / KS; ++pp) {
+                const int p = pp * KS;
+                float a[TM], b[TN];
 #pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+                for (int it = 0; it < TM / 4; ++it) {
+                    const float4 x = *reinterpret_cast<const float4*>(as + p * LDA + it * SA);
+                    a[4 * it] = x.x; a[4 * it + 1] = x.y; a[4 * it + 2] = x.z; a[4 * it + 3] = x.w;
+                }
+#pragma unroll
+                for (int jt = 0; jt < TN / 4; ++jt) {
+                    const float4 x = *reinterpret_cast<const float4*>(bs + p * LDB + jt * SB);
+                    b[4 * jt] = x.x; b[4 * jt + 1] = x.y; b[4 * jt + 2] = x.z; b[4 * jt + 3] = x.w;
+                }
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            }
+            rd = rd + 1 == STAGES ? 0 : rd + 1;
+            wr = wr + 1 == STAGES ? 0 : wr + 1;
         }
-        rd = rd + 1 == STAGES ? 0 : rd + 1;
-        wr = wr + 1 == STAGES ? 0 : wr + 1;
-    }
-    s30::wait<0>();
-    if constexpr (KS > 1) {
-        // Sum the k-groups' partial tiles in a fixed order (deterministic):
-        // groups 1.. park theirs in the (now idle) pipeline smem, group 0 adds.
-        __syncthreads();
-        float* red = smem;                                   // (KS-1) x TM*TN x (32*WARPS_MN)
-        constexpr int NT = 32 * WARPS_MN;
-        const int t = wmn * 32 + lane;
-        if (kg > 0) {
+        wait<0>();
+        if constexpr (KS > 1) {
+            // Sum the k-groups' partial tiles in a fixed order (deterministic):
+            // groups 1.. park theirs in the (now idle) pipeline smem, group 0 adds.
+            __syncthreads();
+            float* red = smem;                               // (KS-1) x TM*TN x NT
+            const int t = wmn * 32 + lane;
+            if (kg > 0) {
 #pragma unroll
-            for (int i = 0; i < TM; ++i)
+                for (int i = 0; i < TM; ++i)
 #pragma unroll
-                for (int j = 0; j < TN; ++j)
-                    red[((kg - 1) * TM * TN + i * TN + j) * NT + t] = acc[i][j];
+                    for (int j = 0; j < TN; ++j)
+                        red[((kg - 1) * TM * TN + i * TN + j) * NT + t] = acc[i][j];
+            }
+            __syncthreads();
+            if (kg == 0) {
+#pragma unroll
+                for (int g = 0; g < KS - 1; ++g)
+#pragma unroll
+                    for (int i = 0; i < TM; ++i)
+#pragma unroll
+                        for (int j = 0; j < TN; ++j)
+                            acc[i][j] += red[(g * TM * TN + i * TN + j) * NT + t];
+            }
         }
-        __syncthreads();
-        if (kg > 0) return;
-#pragma unroll
-        for (int g = 0; g < KS - 1; ++g)
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += red[(g * TM * TN + i * TN + j) * NT + t];
     }
 
-    // Epilogue: thread rows m0 + it*SA + u (u < 4), columns n0 + jt*SB + v.
-    const int m0 = bi + aoff, n0 = bj + boff;
+    // C <- alpha * acc + beta * C for this thread's rows m0 + it*SA + u (u < 4)
+    // and columns n0 + jt*SB + v; k-group 0 threads only.
+    __device__ __forceinline__ void store(const float (&acc)[TM][TN], float* C, long long ldc,
+                                          int M, int N, float alpha, float beta) const {
+        const int m0 = bi + aoff, n0 = bj + boff;
 #pragma unroll
-    for (int jt = 0; jt < TN / 4; ++jt)
+        for (int jt = 0; jt < TN / 4; ++jt)
 #pragma unroll
-        for (int v = 0; v < 4; ++v) {
-            const int n = n0 + jt * SB + v;
-            if (n >= N) continue;
-            float* col = C + (long long)n * ldc;
+            for (int v = 0; v < 4; ++v) {
+                const int n = n0 + jt * SB + v;
+                if (n >= N) continue;
+                float* col = C + (long long)n * ldc;
 #pragma unroll
-            for (int it = 0; it < TM / 4; ++it) {
-                const int m = m0 + it * SA;
-                const int i = 4 * it, j = 4 * jt + v;
-                if (ALIGNED && m + 3 < M) {
-                    float4* p = reinterpret_cast<float4*>(col + m);
-                    float4 r = make_float4(alpha * acc[i][j], alpha * acc[i + 1][j],
-                                           alpha * acc[i + 2][j], alpha * acc[i + 3][j]);
-                    if (beta != 0.0f) {
-                        const float4 c = *p;
-                        r.x = fmaf(beta, c.x, r.x); r.y = fmaf(beta, c.y, r.y);
-                        r.z = fmaf(beta, c.z, r.z); r.w = fmaf(beta, c.w, r.w);
-                    }
-                    *p = r;
-                } else {
-#pragma unroll
-                    for (int u = 0; u < 4; ++u)
-                        if (m + u < M) sg::store_c(col, m + u, acc[i + u][j], alpha, beta);
+                for (int it = 0; it < TM / 4; ++it) {
+                    const int i = 4 * it, j = 4 * jt + v;
+                    store4<ALIGNED>(col, m0 + it * SA, M,
+                                    make_float4(acc[i][j], acc[i + 1][j], acc[i + 2][j],
+                                                acc[i + 3][j]), alpha, beta);
                 }
             }
-        }
+    }
+};
+
+}  // namespace s30
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int STAGES,
+          bool TA, bool TB, bool ALIGNED>
+__global__ void __launch_bounds__(THREADS, (THREADS <= 256 ? 512 / THREADS : 1))
+sgemm_tile(SGEMM_PARAMS) {
+    extern __shared__ __align__(16) float smem[];
+    SGEMM_BATCH_OFFSET();
+    const s30::Tile<BM, BN, BK, WM, WN, TM, TN, THREADS, STAGES, TA, TB, ALIGNED> tile;
+    float acc[TM][TN];
+    tile.accumulate(A, lda, B, ldb, M, N, K, smem, acc);
+    if (tile.kg > 0) return;
+    tile.store(acc, C, ldc, M, N, alpha, beta);
 }

@@ -22,8 +22,8 @@
 // contiguous bytes; the reducer maps each float4 back to the thread tile it
 // came from (the same arithmetic as the epilogue of 30_tile.cu).
 //
-// The main loop is 30_tile.cu's (same template parameters, the same cp.async
-// copies through s30::Copy, included from that file), so a tile config means
+// The main loop and the S == 1 epilogue are 30_tile.cu's (s30::Tile, the same
+// template parameters and cp.async copies, included from that file), so a tile config means
 // the same thing for the two-launch and the fused scheme and the tuner's tile
 // space serves both.  With S == 1 (W and counters unused, may be null) the
 // kernel is an ordinary SGEMM: the direct-launch contract of every spec.
@@ -40,26 +40,6 @@ __device__ __forceinline__ unsigned count_in(unsigned* p) {
     return old;
 }
 
-// C(m..m+3, n) <- alpha * v + beta * C; float4 when the rows allow it.
-template <bool ALIGNED>
-__device__ __forceinline__ void store4(float* col, int m, int M, float4 v, float alpha, float beta) {
-    if (ALIGNED && m + 3 < M) {
-        float4* p = reinterpret_cast<float4*>(col + m);
-        float4 r = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-        if (beta != 0.0f) {
-            const float4 c = *p;
-            r.x = fmaf(beta, c.x, r.x); r.y = fmaf(beta, c.y, r.y);
-            r.z = fmaf(beta, c.z, r.z); r.w = fmaf(beta, c.w, r.w);
-        }
-        *p = r;
-    } else {
-        const float a[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-            if (m + u < M) sg::store_c(col, m + u, a[u], alpha, beta);
-    }
-}
-
 }  // namespace s34
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int STAGES,
@@ -67,26 +47,10 @@ template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, i
 __global__ void __launch_bounds__(THREADS, (THREADS <= 256 ? 512 / THREADS : 1))
 sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ counters,
                    int kc, int S) {
-    constexpr int LM = WM / TM, LN = WN / TN;
-    constexpr int WARPS_M = BM / WM;
-    constexpr int WARPS_MN = (BM / WM) * (BN / WN);
-    constexpr int KS = THREADS / (32 * WARPS_MN);
-    constexpr int NT = 32 * WARPS_MN;                  // threads holding the C tile
-    constexpr int SA = 4 * LM, SB = 4 * LN;
-    constexpr int LDA = BM + 4, LDB = BN + 4;
-    constexpr int ATILE = BK * LDA, BTILE = BK * LDB;
-    constexpr int G = TM * TN / 4;                     // float4 groups per thread
-    static_assert(LM * LN == 32, "a warp is 32 lanes");
-    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tile is made of 4x4 sub-tiles");
-    static_assert(KS * WARPS_MN * 32 == THREADS && (KS == 1 || KS == 2 || KS == 4),
-                  "threads = 32 * warps * KS, KS in {1, 2, 4}");
-    static_assert(BK % KS == 0, "the k-groups split BK evenly");
-    static_assert(STAGES >= 2, "at least double buffering");
-
+    using T = s30::Tile<BM, BN, BK, WM, WN, TM, TN, THREADS, STAGES, TA, TB, ALIGNED>;
+    constexpr int NT = T::NT, G = TM * TN / 4;         // float4 groups per thread
     extern __shared__ __align__(16) float smem[];
     __shared__ unsigned is_last;
-    float* As = smem;
-    float* Bs = smem + STAGES * ATILE;
 
     // z = entry * S + slice: the batch entry moves A, B, C; the slice moves A
     // and B along k by kc (a multiple of BK and of 4, so ALIGNED still holds).
@@ -98,126 +62,25 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
     B += entry * strideB + (TB ? (long long)kbeg * ldb : (long long)kbeg);
     C += entry * strideC;
 
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int kg = warp / WARPS_MN, wmn = warp % WARPS_MN;
-    const int wm = wmn % WARPS_M, wn = wmn / WARPS_M;
-    const int lm = lane % LM, ln = lane / LM;
-    const int bi = blockIdx.x * BM, bj = blockIdx.y * BN;
-    const int mrows = M - bi, ncols = N - bj;
-
-    using CA = s30::Copy<BM, BK, THREADS, TA, ALIGNED>;
-    using CB = s30::Copy<BN, BK, THREADS, !TB, ALIGNED>;
-    const float* ga = A + (TA ? (long long)bi * lda : (long long)bi);
-    const float* gb = B + (TB ? (long long)bj : (long long)bj * ldb);
-    const long long stepA = TA ? (long long)BK : (long long)BK * lda;
-    const long long stepB = TB ? (long long)BK * ldb : (long long)BK;
-    const unsigned sA = s30::saddr(As), sB = s30::saddr(Bs);
-
+    // 30_tile.cu's main loop over this slice's k-range; k-group 0 holds the sum.
+    const T tile;
+    const int tid = tile.tid, kg = tile.kg, bi = tile.bi, bj = tile.bj;
     float acc[TM][TN];
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
-
-    const int ntiles = (KL + BK - 1) / BK;
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < ntiles) {
-            CA::issue(tid, sA + 4u * s * ATILE, ga + s * stepA, lda, mrows, KL - s * BK);
-            CB::issue(tid, sB + 4u * s * BTILE, gb + s * stepB, ldb, ncols, KL - s * BK);
-        }
-        s30::commit();
-    }
-
-    const int aoff = wm * WM + lm * 4, boff = wn * WN + ln * 4;
-    int rd = 0, wr = STAGES - 1;
-    for (int t = 0; t < ntiles; ++t) {
-        s30::wait<STAGES - 2>();
-        __syncthreads();
-        const int tn = t + STAGES - 1;
-        if (tn < ntiles) {
-            CA::issue(tid, sA + 4u * wr * ATILE, ga + tn * stepA, lda, mrows, KL - tn * BK);
-            CB::issue(tid, sB + 4u * wr * BTILE, gb + tn * stepB, ldb, ncols, KL - tn * BK);
-        }
-        s30::commit();
-        const float* as = As + rd * ATILE + aoff + kg * LDA;
-        const float* bs = Bs + rd * BTILE + boff + kg * LDB;
-#pragma unroll
-        for (int pp = 0; pp < BK / KS; ++pp) {
-            const int p = pp * KS;
-            float a[TM], b[TN];
-#pragma unroll
-            for (int it = 0; it < TM / 4; ++it) {
-                const float4 x = *reinterpret_cast<const float4*>(as + p * LDA + it * SA);
-                a[4 * it] = x.x; a[4 * it + 1] = x.y; a[4 * it + 2] = x.z; a[4 * it + 3] = x.w;
-            }
-#pragma unroll
-            for (int jt = 0; jt < TN / 4; ++jt) {
-                const float4 x = *reinterpret_cast<const float4*>(bs + p * LDB + jt * SB);
-                b[4 * jt] = x.x; b[4 * jt + 1] = x.y; b[4 * jt + 2] = x.z; b[4 * jt + 3] = x.w;
-            }
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-        }
-        rd = rd + 1 == STAGES ? 0 : rd + 1;
-        wr = wr + 1 == STAGES ? 0 : wr + 1;
-    }
-    s30::wait<0>();
-    if constexpr (KS > 1) {
-        // k-groups summed in a fixed order through the idle pipeline smem; the
-        // groups > 0 stay alive (no early return) for the barriers below.
-        __syncthreads();
-        float* red = smem;
-        const int t = wmn * 32 + lane;
-        if (kg > 0) {
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j)
-                    red[((kg - 1) * TM * TN + i * TN + j) * NT + t] = acc[i][j];
-        }
-        __syncthreads();
-        if (kg == 0) {
-#pragma unroll
-            for (int g = 0; g < KS - 1; ++g)
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j)
-                        acc[i][j] += red[(g * TM * TN + i * TN + j) * NT + t];
-        }
-    }
+    tile.accumulate(A, lda, B, ldb, M, N, KL, smem, acc);
 
     if (S == 1) {       // not split: the ordinary epilogue, straight from registers
         if (kg > 0) return;
-        const int m0 = bi + aoff, n0 = bj + boff;
-#pragma unroll
-        for (int jt = 0; jt < TN / 4; ++jt)
-#pragma unroll
-            for (int v = 0; v < 4; ++v) {
-                const int n = n0 + jt * SB + v;
-                if (n >= N) continue;
-                float* col = C + (long long)n * ldc;
-#pragma unroll
-                for (int it = 0; it < TM / 4; ++it) {
-                    const int i = 4 * it, j = 4 * jt + v;
-                    s34::store4<ALIGNED>(col, m0 + it * SA, M,
-                                         make_float4(acc[i][j], acc[i + 1][j], acc[i + 2][j],
-                                                     acc[i + 3][j]), alpha, beta);
-                }
-            }
+        tile.store(acc, C, ldc, M, N, alpha, beta);
         return;
     }
 
     // 1. this slice's partial tile -> its slot (padding rows/columns included:
     //    every slot is written whole, so the reducer needs no guards).
-    const long long tile = (entry * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-    float4* slots = reinterpret_cast<float4*>(W + tile * (long long)S * (BM * BN));
+    const long long tix = (entry * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    float4* slots = reinterpret_cast<float4*>(W + tix * (long long)S * (BM * BN));
     if (kg == 0) {
         float4* mine = slots + (long long)slice * (G * NT);
-        const int t = wmn * 32 + lane;
+        const int t = tile.wmn * 32 + tile.lane;
 #pragma unroll
         for (int it = 0; it < TM / 4; ++it)
 #pragma unroll
@@ -229,7 +92,7 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
     // 2. publish: each thread's stores are ordered before the block's count.
     __threadfence();
     __syncthreads();
-    if (tid == 0) is_last = s34::count_in(counters + tile) == (unsigned)(S - 1);
+    if (tid == 0) is_last = s34::count_in(counters + tix) == (unsigned)(S - 1);
     __syncthreads();
     if (!is_last) return;
     __threadfence();    // the slots read below come after the count observed above
@@ -254,9 +117,9 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
         const int g = e / NT, t = e % NT;
         const int it = g / TN, j = g % TN, jt = j / 4, v = j % 4;
         const int tw = t / 32, tl = t % 32;
-        const int m = bi + (tw % WARPS_M) * WM + (tl % LM) * 4 + it * SA;
-        const int n = bj + (tw / WARPS_M) * WN + (tl / LM) * 4 + jt * SB + v;
-        if (n < N && m < M) s34::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);
+        const int m = bi + (tw % T::WARPS_M) * WM + (tl % T::LM) * 4 + it * T::SA;
+        const int n = bj + (tw / T::WARPS_M) * WN + (tl / T::LM) * 4 + jt * T::SB + v;
+        if (n < N && m < M) s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);
     }
-    if (tid == 0) counters[tile] = 0u;    // ready for the next launch (stream-ordered)
+    if (tid == 0) counters[tix] = 0u;    // ready for the next launch (stream-ordered)
 }
