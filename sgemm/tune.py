@@ -51,7 +51,7 @@ FIELD_VALUES = {
 }
 GEMV_VALUES = {"BM": (1, 2, 4, 8, 16, 32, 64, 128), "BN": (1, 2, 4, 8, 16, 32, 64, 128),
                "BK": (256, 512, 1024, 2048), "threads": (256, 512, 1024)}
-SPLITS = (2, 4, 8, 16, 32, 64, 128)   # 128: 128x128x131072 took 64, the largest tried
+SPLITS = (2, 4, 8, 16, 32, 64, 128, 256)   # 256: 128x128x131072 on 128x128 tiles, 2 blocks/SM
 SPACE_CAP = 400_000          # products larger than this are sampled
 
 # Device models for --dry-run and CPU tests (numbers from the datasheets).
@@ -168,6 +168,21 @@ def _blocks(spec: KernelSpec, prob: Problem, p: TileParams) -> int:
     return gx * gy * gz * max(p.split_k, 1)
 
 
+def blocks_per_sm(spec: KernelSpec, p: TileParams, dev: DeviceInfo) -> int:
+    """Resident blocks per SM, before compiling: threads, shared memory and an
+    estimate of registers (the TM*TN accumulators plus ~40 for fragments and
+    addresses; rung 9's 256x128 tile with 16x8 per thread holds one block)."""
+    smem = spec.static_smem(p) + spec.dynamic_smem(p)
+    regs = min(255, max(p.TM * p.TN, 1) + 40)
+    by_regs = dev_regs_per_sm(dev) // (max(p.threads, 32) * ((regs + 7) // 8 * 8))
+    return max(1, min(2048 // max(p.threads, 32), 32, by_regs,
+                      dev.smem_per_sm // smem if smem else 32))
+
+
+def dev_regs_per_sm(dev: DeviceInfo) -> int:
+    return 65536          # every arch from sm_50 to sm_90
+
+
 def predicted_time(spec: KernelSpec, prob: Problem, p: TileParams, dev: DeviceInfo) -> float:
     """A rough cost model (seconds, only for ranking candidates of one spec
     before compiling).  Compute: the busiest SM runs ceil(blocks/SMs) blocks
@@ -190,8 +205,7 @@ def predicted_time(spec: KernelSpec, prob: Problem, p: TileParams, dev: DeviceIn
     split = max(p.split_k, 1)
     gx, gy, gz = spec.grid(prob, p.replace(split_k=1))
     blocks = gx * gy * gz * split
-    smem = spec.static_smem(p) + spec.dynamic_smem(p)
-    per_sm = max(1, min(2048 // max(p.threads, 32), 32, dev.smem_per_sm // smem if smem else 32))
+    per_sm = blocks_per_sm(spec, p, dev)
     per_sm_used = min(per_sm, math.ceil(blocks / sm))
     occ = min(1.0, per_sm_used * p.threads / 32 / 16)
     inten = (p.BM * p.BN) / (p.BM + p.BN)
@@ -251,6 +265,34 @@ def _relevant(spec: KernelSpec, prob: Problem, p: TileParams) -> str | None:
     return None
 
 
+def _wave_splits(spec: KernelSpec, prob: Problem, cfg: TileParams, dev: DeviceInfo,
+                 keep: int = 1) -> list[TileParams]:
+    """Split-K variants of a large named config (>= 128x128) for a grid that
+    leaves SMs idle: the split whose block count comes closest to whole waves
+    (blocks per SM as the tile's shared memory and threads allow), slices
+    >= 256 deep.  Small named tiles already have many blocks; their split
+    variants would only crowd the candidate cap.  The
+    cost model ranked the hand-tuned tiles' split variants out, so deep-K
+    shapes ran 64x64 slices at ~0.8x cuBLAS (256x256x65536 took 32 slices of
+    128x64 where rung 9's 256x128 tile with 64 slices is one full wave)."""
+    if prob.batch != 1 or prob.k < 1024 or cfg.BM * cfg.BN < 128 * 128:
+        return []
+    base = _blocks(spec, prob, cfg.replace(split_k=1))
+    wave = blocks_per_sm(spec, cfg, dev) * dev.sm_count
+    if base >= wave:
+        return []
+    scored = []
+    for sk in SPLITS:
+        q = cfg.replace(split_k=sk)
+        if prob.k // sk < 256 or _relevant(spec, prob, q):
+            continue
+        waves = base * sk / wave
+        fill = waves / math.ceil(waves)            # busy fraction of the last wave
+        scored.append((-fill, waves > 2, sk, q))
+    scored.sort(key=lambda x: (x[1], x[0], x[2]))
+    return [q for *_, q in scored[:keep]]
+
+
 def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee", per_spec: int = 4,
                names=None, report: dict | None = None) -> list[Candidate]:
     """Pruned, ranked candidates for one problem: the heuristic's choice first,
@@ -287,6 +329,13 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee", per_spec
                 seen.add(key)
                 named.append(Candidate(spec, cfg, predicted_time(spec, prob, cfg, dev),
                                        source="config"))
+            if single and not spec.plain:
+                for q in _wave_splits(spec, prob, cfg, dev):
+                    key = (spec.source, spec.function, q)
+                    if key not in seen:
+                        seen.add(key)
+                        named.append(Candidate(spec, q, predicted_time(spec, prob, q, dev),
+                                               source="config"))
         # Split-K also where the grid does not fill the GPU twice over (tall-
         # skinny 16384x64x4096 runs 128 blocks of K = 4096 on 132 SMs).
         for p in space:

@@ -284,6 +284,24 @@ def test_candidates_always_time_named_configs():
     assert any(c.params.split_k > 1 for c in tune.candidates(thin, H100, per_spec=3))
 
 
+def test_named_large_tiles_get_a_wave_filling_split():
+    """Deep K: rung 9's 256x128 tile (one block per SM) is offered with the
+    split that makes its grid one full wave -- 2 tiles x 64 slices = 128
+    blocks on 132 SMs -- and 128x128 (two per SM) with 2 x 132 in view."""
+    large9 = registry.get("double_buffer").configs["large"]
+    deep = prob(256, 256, 65536)
+    cs = tune.candidates(deep, H100, per_spec=3)[:40]
+    splits = {c.params.split_k for c in cs
+              if c.spec.name == "double_buffer" and c.params.replace(split_k=1) == large9}
+    assert 64 in splits, splits
+    assert tune.blocks_per_sm(registry.get("double_buffer"), large9, H100) == 1
+    medium = registry.get("double_buffer").configs["medium"]
+    assert tune.blocks_per_sm(registry.get("double_buffer"), medium, H100) == 2
+    # a grid that already fills the GPU gets no extra split variants
+    assert tune._wave_splits(registry.get("double_buffer"), prob(8192, 8192, 8192), large9,
+                             H100) == []
+
+
 def test_predicted_time_ranks_sensibly():
     big = prob(4096, 4096, 4096)
     t_large = tune.predicted_time(schemes.TILE, big, schemes.TILE_CONFIGS["large"], H100)

@@ -53,7 +53,16 @@ class KernelSpec:
     grid_fn: Callable[[Problem, TileParams], tuple[int, int, int]] | None = None
     args_fn: Callable[[Problem], tuple] | None = None  # default: SGEMM_PARAMS order
     plain: bool = False            # not a template: no TA/TB arguments
+    # Programmatic dependent launch (common.cuh, pdl_wait): the kernel waits on
+    # griddepcontrol before its first global access, so the launcher may start
+    # it early on sm_90+.  None: yes for the FP32 kernels (every one begins with
+    # SGEMM_BATCH_OFFSET or pdl_wait; tests/kernels checks the sources).
+    pdl: bool | None = None
     extra: dict = field(default_factory=dict)
+
+    @property
+    def uses_pdl(self) -> bool:
+        return self.precision == "ieee" if self.pdl is None else self.pdl
 
     # -- parameters -----------------------------------------------------------
     def can_implement(self, p: TileParams, smem_limit: int | None = None) -> list[str]:

@@ -13,6 +13,15 @@ _loaded: dict[tuple, object] = {}
 _lock = threading.Lock()
 _streams: dict[int, object] = {}
 _configs: dict[tuple, object] = {}
+_pdl: set[int] = set()     # id() of loaded kernels launched with programmatic serialization
+
+
+def pdl_enabled(spec: KernelSpec, dev: DeviceInfo) -> bool:
+    """Programmatic dependent launch for this spec on this device: the kernel
+    must wait on griddepcontrol first (spec.uses_pdl), the GPU must be sm_90+,
+    and SGEMM_PDL=0 turns it off (for A/B timing)."""
+    import os
+    return spec.uses_pdl and dev.cc_int >= 90 and os.environ.get("SGEMM_PDL", "1") != "0"
 
 
 def get_kernel(spec: KernelSpec, p: TileParams, ta: bool, tb: bool, aligned: bool,
@@ -34,6 +43,8 @@ def get_kernel(spec: KernelSpec, p: TileParams, ta: bool, tb: bool, aligned: boo
             smem = spec.dynamic_smem(p)
             if smem > 48 * 1024:
                 _allow_dynamic_smem(k, smem, dev.id)
+            if pdl_enabled(spec, dev):
+                _pdl.add(id(k))
             _loaded[key] = k
     return k
 
@@ -82,10 +93,13 @@ def stream_handle(stream) -> int:
 
 def launch(kernel, grid: tuple[int, int, int], block: int, smem: int, stream, args) -> None:
     from cuda.core import LaunchConfig, launch as cu_launch
-    key = (grid, block, smem)
+    pdl = id(kernel) in _pdl
+    key = (grid, block, smem, pdl)
     cfg = _configs.get(key)
     if cfg is None:
-        cfg = LaunchConfig(grid=grid, block=block, shmem_size=smem)
+        cfg = (LaunchConfig(grid=grid, block=block, shmem_size=smem,
+                            programmatic_stream_serialization=True) if pdl
+               else LaunchConfig(grid=grid, block=block, shmem_size=smem))
         _configs[key] = cfg
     cu_launch(as_stream(stream), cfg, kernel, *args)
 

@@ -5,6 +5,7 @@
 
 __global__ void __launch_bounds__(256)
 scale_c(int M, int N, float beta, float* __restrict__ C, long long ldc, long long strideC) {
+    sg::pdl_wait();
     C += (long long)blockIdx.z * strideC;
     const int i = blockIdx.x * 256 + threadIdx.x;
     const int j = blockIdx.y;

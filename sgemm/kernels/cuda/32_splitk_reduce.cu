@@ -17,6 +17,7 @@ splitk_reduce(int M, int N, int S, const float* __restrict__ W, long long ldw,
               long long strideW, float alpha, float beta, float* __restrict__ C,
               long long ldc) {
     constexpr int V = VEC ? 4 : 1;
+    sg::pdl_wait();
     const int i = (blockIdx.x * 256 + threadIdx.x) * V;
     if (i >= M) return;
     for (int j = blockIdx.y; j < N; j += gridDim.y) {

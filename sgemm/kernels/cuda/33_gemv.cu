@@ -388,6 +388,7 @@ sgemm_gemv_wide(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ coun
     __shared__ __align__(16) float Red[WARPS * RB * SG];
     __shared__ unsigned is_last;
 
+    sg::pdl_wait();
     const int slice = blockIdx.z % NS;
     const long long entry = blockIdx.z / NS;
     A += entry * strideA;

@@ -52,6 +52,7 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
     extern __shared__ __align__(16) float smem[];
     __shared__ unsigned is_last;
 
+    sg::pdl_wait();
     // z = entry * S + slice: the batch entry moves A, B, C; the slice moves A
     // and B along k by kc (a multiple of BK and of 4, so ALIGNED still holds).
     const int slice = blockIdx.z % S;

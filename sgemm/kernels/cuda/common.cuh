@@ -37,10 +37,30 @@ __device__ __forceinline__ long long b_off(int p, int j, long long ldb) {
     return TB ? (long long)p * ldb + j : (long long)j * ldb + p;
 }
 
+// Programmatic dependent launch (sm_90+).  The launcher starts every FP32
+// kernel with the "programmatic stream serialization" attribute, so its
+// blocks may be scheduled while the previous kernel on the stream is still
+// finishing.  griddepcontrol.wait then blocks until that kernel has completed
+// and its memory is visible: it must come before the kernel's first global
+// access (read *or* write: the previous kernel may still read our C).
+// launch_dependents lets the next such kernel be scheduled as soon as all of
+// our blocks have started; it too waits before touching memory.  Together they
+// hide the ~2 us launch gap between back-to-back small GEMMs (CUDA graphs,
+// split-K's two launches).  Without the attribute both are no-ops.  Every
+// kernel calls this first (SGEMM_BATCH_OFFSET does); tests/kernels checks it.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 // Move the three pointers to this block's batch entry (a macro because the
-// kernel parameters are __restrict__ and cannot bind to plain references).
+// kernel parameters are __restrict__ and cannot bind to plain references),
+// after the programmatic-launch wait above.
 #define SGEMM_BATCH_OFFSET()                                                   \
     do {                                                                       \
+        sg::pdl_wait();                                                        \
         const long long z_ = blockIdx.z;                                       \
         A += z_ * strideA;                                                     \
         B += z_ * strideB;                                                     \
