@@ -357,7 +357,8 @@ def scheme_for(spec: KernelSpec, params: TileParams, prob: Problem | None = None
     name ('direct', 'small', 'gemv'): all of those are one launch.  A fused
     spec (``extra["fused"]``) splits K inside its one launch: 'splitk_fused'
     for the tile kernel, 'gemv' for gemv_wide (plan.direct_launches builds it)."""
-    if params.split_k > 1 and spec.plain is False and (prob is None or prob.k > 1):
+    if (params.split_k > 1 and spec.plain is False and (prob is None or prob.k > 1)
+            and not spec.extra.get("cluster")):
         if spec.extra.get("fused"):
             return "gemv" if scheme_name(spec) == "gemv" else "splitk_fused"
         return "splitk"

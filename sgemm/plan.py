@@ -44,11 +44,13 @@ def _split_for_grid(prob: Problem, spec: KernelSpec, p: TileParams) -> list[Prob
     out = []
     bn = p.BN if not spec.plain else 1
     n_chunk = GRID_YZ_MAX * bn
+    # a cluster kernel's grid z is batch * cluster size
+    z_max = GRID_YZ_MAX // p.split_k if spec.extra.get("cluster") else GRID_YZ_MAX
     for j0 in range(0, prob.n, n_chunk):
         nj = min(n_chunk, prob.n - j0)
         b_off = j0 if prob.tb else j0 * prob.ldb
-        for z0 in range(0, prob.batch, GRID_YZ_MAX):
-            nz = min(GRID_YZ_MAX, prob.batch - z0)
+        for z0 in range(0, prob.batch, z_max):
+            nz = min(z_max, prob.batch - z0)
             out.append(Problem(
                 m=prob.m, n=nj, k=prob.k, ta=prob.ta, tb=prob.tb,
                 a=prob.a + 4 * z0 * prob.stride_a, lda=prob.lda,

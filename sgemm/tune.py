@@ -144,7 +144,8 @@ def param_space(spec: KernelSpec, smem_limit: int | None = None
             seen.add(cfg)
             out.append(cfg)
     for combo in combos:
-        p = base.replace(**dict(zip(fields, combo)), split_k=1)
+        # split_k is a template field only where it is the cluster size
+        p = base.replace(**{"split_k": 1, **dict(zip(fields, combo))})
         if p in seen:
             continue
         seen.add(p)

@@ -479,4 +479,58 @@ GEMV_WIDE = KernelSpec(
     extra={"scheme": "gemv", "choose": choose_gemv_wide, "fused": _fused_extra(lambda p: 4)})
 
 
-SPECS = [TILE, SMALL, SPLITK, GEMV, SPLITK_FUSED, GEMV_WIDE]
+# ---- split-K inside a thread-block cluster (36_splitk_cluster.cu, sm_90) ----------
+CLUSTER_SIZES = (2, 4, 8)      # portable cluster sizes
+
+
+def cluster_rules(p: TileParams) -> list[str]:
+    why = tile_rules(p)
+    need(p.split_k in CLUSTER_SIZES,
+         f"split_k={p.split_k} is the cluster size: one of {CLUSTER_SIZES}", why)
+    return why
+
+
+def cluster_smem(p: TileParams) -> int:
+    """The pipeline's stages, reused at the end for the parked BM x BN tile."""
+    return max(tile_smem(p), p.BM * p.BN * F32)
+
+
+def cluster_space():
+    """The tile space with each cluster size (only tiles up to 64x64 with
+    split-K of <= 512^3 problems make sense; the cost model ranks the rest out)."""
+    for p in tile_space():
+        if p.BM * p.BN <= 64 * 64:
+            for cs in CLUSTER_SIZES:
+                yield p.replace(split_k=cs)
+
+
+CLUSTER_CONFIGS = {
+    "large": TILE_CONFIGS["medium"].replace(split_k=4),     # 64x64, 4 slices
+    "medium": TILE_CONFIGS["medium"].replace(split_k=2),
+    "small": TILE_CONFIGS["small"].replace(split_k=4),      # 32x32, 4 slices
+}
+
+
+def choose_cluster(prob: Problem, sm_count: int = 132) -> TileParams:
+    """The largest named config whose tiles x slices cover the SMs."""
+    for name in ("medium", "large", "small"):
+        p = CLUSTER_CONFIGS[name]
+        if _grid_blocks(prob, p) * p.split_k >= sm_count:
+            return p
+    return CLUSTER_CONFIGS["small"]
+
+
+SPLITK_CLUSTER = KernelSpec(
+    id=36, name="splitk_cluster", source="36_splitk_cluster.cu", function="sgemm_splitk_cluster",
+    title="scheme split-K in a thread-block cluster, slices summed through DSMEM",
+    seed="seed 003 (split-K notes); Hopper distributed shared memory (CUDA guide)",
+    template_fields=TILE_FIELDS + ("split_k",), configs=CLUSTER_CONFIGS, rules=cluster_rules,
+    vector_loads=True, dynamic_smem=cluster_smem, archs=("sm_90a",), min_cc=90,
+    grid_fn=lambda prob, p: (math.ceil(prob.m / p.BM), math.ceil(prob.n / p.BN),
+                             prob.batch * p.split_k),
+    # split_k is the cluster size, inside one launch: dispatch.scheme_for
+    # reads extra["cluster"] and keeps it a direct launch
+    extra={"scheme": "cluster", "cluster": True, "choose": choose_cluster,
+           "space": cluster_space})
+
+SPECS = [TILE, SMALL, SPLITK, GEMV, SPLITK_FUSED, GEMV_WIDE, SPLITK_CLUSTER]

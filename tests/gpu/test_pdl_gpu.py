@@ -20,7 +20,8 @@ cp = pytest.importorskip("cupy")
 # (m=n=k, kernel): the small path, split-K (two launches), fused split-K, the
 # tile kernel, rung 9, gemv (n = 1 handled by its own shape below)
 CASES = [(128, "auto"), (384, "auto"), (512, "auto"), (512, "splitk"), (384, "splitk_fused"),
-         (256, "tile"), (256, "small"), (512, "double_buffer")]
+         (256, "tile"), (256, "small"), (512, "double_buffer"), (512, "splitk_cluster"),
+         (384, "splitk_cluster")]
 STEPS = 12
 
 
@@ -44,6 +45,8 @@ def _run_chain(xs, bs, kernel, stream):
 
 @pytest.mark.parametrize("n,kernel", CASES)
 def test_dependent_chain_eager_and_graph(n, kernel):
+    if kernel == "splitk_cluster" and int(cp.cuda.Device().compute_capability) < 90:
+        pytest.skip("thread-block clusters need sm_90")
     x0, bs, ref = _chain_inputs(n, seed=n)
     xs = [cp.asarray(x0)] + [cp.full((n, n), cp.nan, dtype=cp.float32) for _ in range(STEPS)]
     dbs = [cp.asarray(b) for b in bs]

@@ -276,6 +276,31 @@ struct Tile {
         }
     }
 
+    // Thread-major parking of a partial C tile (34_splitk_fused.cu's workspace
+    // slots, 36_splitk_cluster.cu's shared memory): float4 group g of thread t
+    // at index e = g * NT + t, so a warp's stores and a reducer's loads are
+    // 512 contiguous bytes.  park() writes this thread's groups (k-group 0
+    // threads only); coord() maps an index back to its C element (m, n) of
+    // rows m..m+3, the epilogue's arithmetic.
+    static constexpr int G = TM * TN / 4;                     // float4 groups per thread
+    template <class Put>    // put(e, float4)
+    __device__ __forceinline__ void park(const float (&acc)[TM][TN], Put put) const {
+        const int t = wmn * 32 + lane;
+#pragma unroll
+        for (int it = 0; it < TM / 4; ++it)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                put((it * TN + j) * NT + t, make_float4(acc[4 * it][j], acc[4 * it + 1][j],
+                                                        acc[4 * it + 2][j], acc[4 * it + 3][j]));
+    }
+    __device__ __forceinline__ void coord(int e, int& m, int& n) const {
+        const int g = e / NT, t = e % NT;
+        const int it = g / TN, j = g % TN, jt = j / 4, v = j % 4;
+        const int tw = t / 32, tl = t % 32;
+        m = bi + (tw % WARPS_M) * WM + (tl % LM) * 4 + it * SA;
+        n = bj + (tw / WARPS_M) * WN + (tl / LM) * 4 + jt * SB + v;
+    }
+
     // C <- alpha * acc + beta * C for this thread's rows m0 + it*SA + u (u < 4)
     // and columns n0 + jt*SB + v; k-group 0 threads only.
     __device__ __forceinline__ void store(const float (&acc)[TM][TN], float* C, long long ldc,

@@ -65,7 +65,7 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
 
     // 30_tile.cu's main loop over this slice's k-range; k-group 0 holds the sum.
     const T tile;
-    const int tid = tile.tid, kg = tile.kg, bi = tile.bi, bj = tile.bj;
+    const int tid = tile.tid, kg = tile.kg;
     float acc[TM][TN];
     tile.accumulate(A, lda, B, ldb, M, N, KL, smem, acc);
 
@@ -81,14 +81,7 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
     float4* slots = reinterpret_cast<float4*>(W + tix * (long long)S * (BM * BN));
     if (kg == 0) {
         float4* mine = slots + (long long)slice * (G * NT);
-        const int t = tile.wmn * 32 + tile.lane;
-#pragma unroll
-        for (int it = 0; it < TM / 4; ++it)
-#pragma unroll
-            for (int j = 0; j < TN; ++j)
-                __stcg(mine + (it * TN + j) * NT + t,
-                       make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
-                                   acc[4 * it + 3][j]));
+        tile.park(acc, [&](int e, float4 v) { __stcg(mine + e, v); });
     }
     // 2. publish: each thread's stores are ordered before the block's count.
     __threadfence();
@@ -114,12 +107,8 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
             for (int i = 0; i < 8; ++i)
                 if (q0 + i < S) { s.x += u[i].x; s.y += u[i].y; s.z += u[i].z; s.w += u[i].w; }
         }
-        // Back to the thread tile this float4 came from (thread t, group g).
-        const int g = e / NT, t = e % NT;
-        const int it = g / TN, j = g % TN, jt = j / 4, v = j % 4;
-        const int tw = t / 32, tl = t % 32;
-        const int m = bi + (tw % T::WARPS_M) * WM + (tl % T::LM) * 4 + it * T::SA;
-        const int n = bj + (tw / T::WARPS_M) * WN + (tl / T::LM) * 4 + jt * T::SB + v;
+        int m, n;                        // back to the thread tile this float4 came from
+        tile.coord(e, m, n);
         if (n < N && m < M) s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);
     }
     if (tid == 0) counters[tix] = 0u;    // ready for the next launch (stream-ordered)

@@ -1,0 +1,100 @@
+// Scheme kernel 36 -- split-K inside a thread-block cluster ("splitk_cluster",
+// issue 5's small-problem path).  sm_90 only.
+//
+// Problem: a 384^3 or 512^3 GEMM has 36-64 output tiles of 64x64, a third to
+// a half of an H200's 132 SMs.  Split-K fills the rest, but the two-launch
+// scheme (32) pays a second kernel and a workspace round trip, and the fused
+// one (34) a global-memory handshake -- each ~2 us, the size of the gain.
+// Here the CS blocks that share an output tile form one cluster (cluster dims
+// 1 x 1 x CS, grid z = batch * CS).  Block r of the cluster computes slice r
+// of K with 30_tile.cu's main loop (s30::Tile: the same tile parameters and
+// cp.async pipeline), parks its partial tile in its OWN shared memory, and
+// after one cluster barrier every block sums a 1/CS share of the tile over
+// the CS blocks' shared memories (distributed shared memory, ld.shared::cluster
+// through mapa), slices in the fixed order 0..CS-1 -- deterministic, bit-equal
+// run to run -- and writes C with alpha/beta (beta == 0 never reads C).  A
+// second barrier keeps every block's shared memory alive until the others have
+// read it.  No workspace, no atomics, one launch.
+// Slice depth kc = ceil(K / (CS * BK)) * BK, so every slice but the last is
+// whole k-tiles (and a multiple of 4: ALIGNED survives the offset); slices
+// past K are empty and contribute zeros.
+// Measured: see docs/notes/dispatch.md (2026-11-22, small squares under
+// CUDA graphs).
+#include "30_tile.cu"
+
+namespace s36 {
+
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+// All threads of all blocks of the cluster; release/acquire orders the parked
+// partial tiles (shared-memory stores) before the other blocks' remote loads.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// The address of the same shared-memory location in block `rank` of the cluster.
+__device__ __forceinline__ unsigned remote(unsigned local, unsigned rank) {
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(local), "r"(rank));
+    return r;
+}
+__device__ __forceinline__ float4 ld_cluster4(unsigned addr) {
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
+    return v;
+}
+
+}  // namespace s36
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int STAGES,
+          int CS, bool TA, bool TB, bool ALIGNED>
+__global__ void __cluster_dims__(1, 1, CS)
+__launch_bounds__(THREADS, (THREADS <= 256 ? 512 / THREADS : 1))
+sgemm_splitk_cluster(SGEMM_PARAMS) {
+    using T = s30::Tile<BM, BN, BK, WM, WN, TM, TN, THREADS, STAGES, TA, TB, ALIGNED>;
+    constexpr int E = T::G * T::NT;                 // float4s in a parked tile
+    static_assert(CS >= 2 && CS <= 8, "a portable cluster holds 2..8 blocks");
+    static_assert(E % CS == 0, "the tile's float4s split evenly over the cluster");
+    extern __shared__ __align__(16) float smem[];
+    sg::pdl_wait();
+
+    const unsigned rank = s36::cluster_rank();      // = blockIdx.z % CS for 1 x 1 x CS
+    const long long entry = blockIdx.z / CS;
+    const int kc = (K + CS * BK - 1) / (CS * BK) * BK;
+    const int kbeg = (int)rank * kc;
+    const int KL = max(0, min(kc, K - kbeg));       // 0: an empty slice, zeros
+    A += entry * strideA + (TA ? (long long)kbeg : (long long)kbeg * lda) * (KL > 0);
+    B += entry * strideB + (TB ? (long long)kbeg * ldb : (long long)kbeg) * (KL > 0);
+    C += entry * strideC;
+
+    const T tile;
+    float acc[TM][TN];
+    tile.accumulate(A, lda, B, ldb, M, N, KL, smem, acc);
+
+    // Park the partial tile in this block's shared memory (the pipeline's,
+    // idle now: accumulate() ended with every copy landed; the barrier makes
+    // sure no thread still reads the last stage).
+    __syncthreads();
+    float4* parked = reinterpret_cast<float4*>(smem);
+    if (tile.kg == 0) tile.park(acc, [&](int e, float4 v) { parked[e] = v; });
+    s36::cluster_sync();
+
+    // This block's share of the tile, summed over the cluster in rank order.
+    const unsigned base = s30::saddr(parked);
+    for (int e = (int)rank * (E / CS) + tile.tid; e < ((int)rank + 1) * (E / CS); e += THREADS) {
+        float4 s = s36::ld_cluster4(s36::remote(base + 16u * e, 0));
+#pragma unroll
+        for (int q = 1; q < CS; ++q) {
+            const float4 u = s36::ld_cluster4(s36::remote(base + 16u * e, q));
+            s.x += u.x; s.y += u.y; s.z += u.z; s.w += u.w;
+        }
+        int m, n;
+        tile.coord(e, m, n);
+        if (n < N && m < M) s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);
+    }
+    s36::cluster_sync();        // our shared memory stays until every block has read it
+}
