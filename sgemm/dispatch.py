@@ -19,7 +19,11 @@ Order of authority, first match wins:
                                          gemv_wide (float4 lanes along the output,
                                          K over blocks; schemes.choose_gemv_wide)
      b. batch 1, k >= 4*max(m, n) and the output holds fewer than two waves of
-        64x64 tiles                   -> split-K over the tile kernel (slices
+        64x64 tiles:
+        b'. float4-aligned, 256x128 tiles >= 80 % inside C, and a power-of-two
+            split of them fills one wave with slices >= 512 deep
+                                      -> rung 9 'large', split-K (two launches)
+        b.  otherwise                 -> split-K over the tile kernel (slices
                                          to fill ~2 waves, >= 256 deep each;
                                          two launches: splitk_fused, one launch,
                                          measured slower and is left to the tuner)
@@ -294,6 +298,24 @@ def wants_splitk(prob: Problem, dev: DeviceInfo) -> bool:
     return tiles64 < 2 * dev.sm_count
 
 
+def _large_split(big: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams | None:
+    """Rule b': rung 9's 256x128 tile split over K so that tiles x slices make
+    one wave (one block per SM), slices >= 512 deep, aligned operands and the
+    tiles mostly inside C.  Measured on the H200 (bench/results/
+    suite-pdl-h200-2026-11-22.json): 256x256x65536 0.96x cuBLAS with 64 slices,
+    512x512x16384 0.98x with 16, against 0.79-0.80x for 64x64 slices."""
+    p = big.configs.get("large")
+    if p is None or not prob.aligned or big.can_implement(p, dev.smem_optin):
+        return None
+    tm, tn = math.ceil(prob.m / p.BM), math.ceil(prob.n / p.BN)
+    if prob.m * prob.n < 0.8 * tm * p.BM * tn * p.BN:
+        return None
+    s = 1
+    while tm * tn * s * 2 <= dev.sm_count and prob.k // (s * 2) >= 512:
+        s *= 2
+    return p.replace(split_k=s) if s > 1 and 2 * tm * tn * s >= dev.sm_count else None
+
+
 def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
               ) -> tuple[KernelSpec, TileParams]:
     if precision == "ieee":
@@ -307,6 +329,11 @@ def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
         # the two-launch split-K: the fused one (splitk_fused) measured slower on
         # every deep-K shape on the H200 (its last block per tile sums all S
         # slices alone; docs/notes/dispatch.md, 2026-11-22); the tuner may pick it
+        big = _named_spec("double_buffer", dev)
+        if big is not None and wants_splitk(prob, dev):
+            p = _large_split(big, prob, dev)
+            if p is not None:
+                return big, p
         split = _scheme_spec("splitk", dev)
         if split is not None and wants_splitk(prob, dev):
             p = spec_params(split, prob, dev)

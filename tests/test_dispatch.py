@@ -74,11 +74,26 @@ def test_gemv_for_small_side(m, n, k, ta, tb):
 def test_splitk_for_deep_k(m, n, k):
     pr = prob(m, n, k)
     spec, p, scheme = dispatch.select(pr, H100)
-    assert scheme == "splitk" and spec.name == "splitk"
+    assert scheme == "splitk"
     assert p.split_k >= 2 and k // p.split_k >= schemes.SPLITK_MIN_SLICE
     blocks = math.ceil(m / p.BM) * math.ceil(n / p.BN) * p.split_k
-    assert H100.sm_count <= blocks <= 4 * H100.sm_count
     assert not spec.can_implement(p, H100.smem_optin)
+    used = m * n / (math.ceil(m / 256) * 256 * math.ceil(n / 128) * 128)
+    if used >= 0.8 and k // 2 >= 512:
+        # rule b': rung 9's large tile, one wave of blocks, slices >= 512 deep
+        assert spec.name == "double_buffer" and (p.BM, p.BN) == (256, 128)
+        assert H100.sm_count // 2 <= blocks <= H100.sm_count and k // p.split_k >= 512
+    else:
+        assert spec.name == "splitk"
+        assert H100.sm_count <= blocks <= 4 * H100.sm_count
+
+
+def test_large_split_needs_aligned_operands():
+    pr = prob(256, 256, 65536)
+    unaligned = prob(256, 256, 65536, aligned=False)
+    assert not unaligned.aligned
+    spec, p, scheme = dispatch.select(unaligned, H100)
+    assert spec.name == "splitk" and scheme == "splitk"
 
 
 @pytest.mark.parametrize("m,n,k", [(128, 128, 128), (256, 256, 256), (384, 384, 384),
