@@ -151,7 +151,7 @@ def _precompile(sgemm, shapes, dev):
                 spec, p = dispatch.choose(pr, dev, "auto", None)
             except Exception:  # noqa: BLE001
                 continue
-            items.append((*tune._instantiation(spec, p.replace(split_k=1), pr), dev.arch))
+            items.append((*tune._instantiation(spec, p, pr), dev.arch))
     t0 = time.time()
     bad = {k: v for k, v in tune.compile_all(items).items() if v}
     print(f"precompiled {len(set(items))} instantiations in {time.time() - t0:.1f} s"

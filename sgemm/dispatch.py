@@ -27,6 +27,11 @@ Order of authority, first match wins:
                                          to fill ~2 waves, >= 256 deep each;
                                          two launches: splitk_fused, one launch,
                                          measured slower and is left to the tuner)
+     c'. sm_90+, batch 1, mnk <= 384^3, k >= 128
+                                      -> split-K inside a thread-block cluster
+                                         (splitk_cluster, one launch, slices
+                                         summed through distributed shared
+                                         memory; schemes.choose_cluster)
      c. batch 1, 2mnk <= 2*512^3     -> small path (small tiles, BK=32, the
                                          largest tile whose grid fills the SMs)
      d. float4-aligned operands, at least one wave of 256x128 tiles
@@ -298,6 +303,16 @@ def wants_splitk(prob: Problem, dev: DeviceInfo) -> bool:
     return tiles64 < 2 * dev.sm_count
 
 
+def wants_cluster(prob: Problem) -> bool:
+    """Rule c': up to 384^3 (one problem, k >= 128 so every slice has work)
+    the cluster split-K kernel (sm_90; _named_spec checks the device) beat the
+    small path under CUDA graphs on the H200: 128^3 2.61 us, 256^3 3.97,
+    384^3 8.16 against 3.25 / 5.25 / 10.21 (bench/results/
+    small-graphs-h200-2026-11-22.json); at 512^3 it lost (14.1 vs 12.3 us for
+    rung 9 with two-launch split-K)."""
+    return prob.batch == 1 and prob.k >= 128 and prob.m * prob.n * prob.k <= 384 ** 3
+
+
 def _large_split(big: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams | None:
     """Rule b': rung 9's 256x128 tile split over K so that tiles x slices make
     one wave (one block per SM), slices >= 512 deep, aligned operands and the
@@ -339,6 +354,9 @@ def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
             p = spec_params(split, prob, dev)
             if p.split_k > 1:
                 return split, p
+        cluster = _named_spec("splitk_cluster", dev)
+        if cluster is not None and wants_cluster(prob):
+            return cluster, spec_params(cluster, prob, dev)
         small = _scheme_spec("small", dev)
         if small is not None and S.is_small(prob):
             return small, spec_params(small, prob, dev)

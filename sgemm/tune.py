@@ -489,7 +489,7 @@ def tune_problems(problems: list[Problem], dev: DeviceInfo, precision: str = "ie
     cands = candidates(problems[0], dev, precision, per_spec, names)[:max_candidates]
     items = {}
     for c in cands:
-        items[id(c)] = (*_instantiation(c.spec, c.params.replace(split_k=1), problems[0]),
+        items[id(c)] = (*_instantiation(c.spec, c.params, problems[0]),
                         dev.arch)
     verdict = compile_all(list(items.values()))
     scratch, keep = scratch_problems(problems, dev.id)
@@ -674,7 +674,7 @@ def _tune(args) -> int:
         cs = candidates(problems[0], dev, args.precision, args.per_spec, names)
         cs = cs[: args.max_candidates]
         prepared.append((sh, problems, keep, cs))
-    items = [(*_instantiation(c.spec, c.params.replace(split_k=1), pr[0]), dev.arch)
+    items = [(*_instantiation(c.spec, c.params, pr[0]), dev.arch)
              for _, pr, _, cs in prepared for c in cs]
     t0 = time.time()
     compile_all(items, args.jobs)

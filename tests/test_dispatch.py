@@ -99,7 +99,13 @@ def test_large_split_needs_aligned_operands():
 @pytest.mark.parametrize("m,n,k", [(128, 128, 128), (256, 256, 256), (384, 384, 384),
                                    (512, 512, 512), (35, 79, 19)])
 def test_small_path(m, n, k):
-    spec, p, scheme = dispatch.select(prob(m, n, k), H100)
+    pr = prob(m, n, k)
+    spec, p, scheme = dispatch.select(pr, H100)
+    if dispatch.wants_cluster(pr):        # rule c' on sm_90: 128^3 .. 384^3
+        assert spec.name == "splitk_cluster" and scheme == "cluster" and p.split_k >= 2
+        assert spec.grid(pr, p)[2] == p.split_k
+        # the same problem on an A100 (no clusters) takes the small path
+        spec, p, scheme = dispatch.select(pr, A100)
     assert spec.name == "small" and scheme == "small"
     assert p.BK == 32
     blocks = math.ceil(m / p.BM) * math.ceil(n / p.BN)
@@ -317,6 +323,18 @@ def test_named_large_tiles_get_a_wave_filling_split():
                              H100) == []
 
 
+def test_cluster_candidates_instantiate_their_cluster_size():
+    """split_k is a template field of the cluster kernel (its cluster size):
+    the tuner must compile the candidate as it is, not with split_k = 1."""
+    pr = prob(256, 256, 256)
+    cs = [c for c in tune.candidates(pr, H100)[:40] if c.spec.name == "splitk_cluster"]
+    assert cs
+    for c in cs:
+        _, expr = tune._instantiation(c.spec, c.params, pr)
+        assert expr.split("<")[1].split(",")[9].strip() == str(c.params.split_k), expr
+    assert not tune.candidates(pr, A100)[0].spec.name == "splitk_cluster"
+
+
 def test_predicted_time_ranks_sensibly():
     big = prob(4096, 4096, 4096)
     t_large = tune.predicted_time(schemes.TILE, big, schemes.TILE_CONFIGS["large"], H100)
@@ -508,8 +526,7 @@ def test_heuristic_choices_compile_without_spills():
         for aligned in (True, False):
             pr = tune.canonical(sh, aligned)
             spec, p = dispatch.heuristic(pr, H100)
-            expr = spec.name_expression(p.replace(split_k=1), pr.ta, pr.tb,
-                                        spec.vector_loads and pr.aligned)
+            expr = spec.name_expression(p, pr.ta, pr.tb, spec.vector_loads and pr.aligned)
             if (spec.source, expr) in seen:
                 continue
             seen.add((spec.source, expr))

@@ -504,20 +504,23 @@ def cluster_space():
                 yield p.replace(split_k=cs)
 
 
+# The fastest per size under CUDA graphs on the H200 (bench/results/
+# small-graphs-h200-2026-11-22.json): 128^3 and 256^3 took the 32x32 tile with
+# two k-groups per block (128 threads) and 2 slices, 2.61 / 3.97 us; 384^3 the
+# 64x64 tile with 8 slices, 8.16 us (36 tiles x 8 = 288 blocks).
 CLUSTER_CONFIGS = {
-    "large": TILE_CONFIGS["medium"].replace(split_k=4),     # 64x64, 4 slices
-    "medium": TILE_CONFIGS["medium"].replace(split_k=2),
-    "small": TILE_CONFIGS["small"].replace(split_k=4),      # 32x32, 4 slices
+    "large": TILE_CONFIGS["medium"].replace(split_k=8),                 # 64x64, 8 slices
+    "medium": TILE_CONFIGS["medium"].replace(split_k=4),
+    "small": TILE_CONFIGS["small"].replace(threads=128, split_k=2),     # 32x32, KS=2, 2 slices
 }
 
 
 def choose_cluster(prob: Problem, sm_count: int = 132) -> TileParams:
-    """The largest named config whose tiles x slices cover the SMs."""
-    for name in ("medium", "large", "small"):
-        p = CLUSTER_CONFIGS[name]
-        if _grid_blocks(prob, p) * p.split_k >= sm_count:
-            return p
-    return CLUSTER_CONFIGS["small"]
+    """32x32 tiles in pairs of slices while they make at most half a wave of
+    tiles, else 64x64 tiles in 8 slices (those measured fastest)."""
+    if _grid_blocks(prob, CLUSTER_CONFIGS["small"]) <= sm_count // 2:
+        return CLUSTER_CONFIGS["small"]
+    return CLUSTER_CONFIGS["large"]
 
 
 SPLITK_CLUSTER = KernelSpec(

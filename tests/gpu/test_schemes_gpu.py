@@ -118,6 +118,8 @@ def test_auto_picks_schemes(monkeypatch):
     p = _check(4096, 1, 4096, True, False, "auto")
     assert p.scheme == "gemv", p
     p = _check(128, 128, 128, False, False, "auto")
+    assert p.scheme == ("cluster" if HOPPER else "small"), p
+    p = _check(512, 512, 512, False, False, "auto")
     assert p.scheme in ("small", "direct"), p
 
 
