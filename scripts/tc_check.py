@@ -23,6 +23,14 @@ its own part and nothing else; later parts skip kernels that failed.
             (canonical column-major, what torch.mm hands cuBLAS) and TN for
             every wgmma kernel (all four transposes at 4096), NN for the mma
             ones; cuBLAS FP32 and TF32 (torch) in the same process.
+  sustain   cuBLAS FP32 and each tf32x3 wgmma kernel's large config (NN)
+            launched back to back for TC_SUSTAIN_S seconds (default 3) per
+            size (TC_SUSTAIN_SIZES, default 4096,8192): the clock/power
+            question of docs/notes/tensorcore.md
+            (session 4).  With --smi, nvidia-smi logs clocks, power,
+            temperature and throttle reasons every 100 ms into
+            $OUT/smi.csv, and every timed window (timing and sustain) gets
+            the median SM clock / power of the samples inside it.
 EXPERIMENTS (unregistered variants) go through the correctness and timing
 parts too.  Quick runs: TC_KERNELS=tf32x3_wgmma (only these kernels),
 TC_SIZES=4096,8192 (timing sizes), --only compile,correct,timing.
@@ -44,7 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = Path(os.environ.get("OUT", "/tmp/tc-out"))
 PARTS_DIR = Path("/tmp/tc-parts")      # per-part JSON; merged into $OUT/tc_check.json
-TC_NAMES = ["tf32x3_wgmma", "tf32_wgmma", "tf32x3_mma", "tf32_mma"]
+TC_NAMES = ["tf32x3_wgmma", "tf32x3_wgmma_rs", "tf32_wgmma", "tf32x3_mma", "tf32_mma"]
 KERNELS_ENV = "TC_KERNELS"     # comma list: restrict every part to these kernels
 SIZES_ENV = "TC_SIZES"         # comma list of square sizes for the timing part
 TOL = {"tf32x3": 3e-5, "tf32": 6e-3}   # max |err| / (|A||B| + |beta C|), K <= 1000
@@ -365,6 +373,13 @@ def _time(torch, fn, reps, warm=3):
     return ts[len(ts) // 2], ts[0], ts[-1]
 
 
+def _timed(torch, fn, reps):
+    """_time plus the wall-clock window it ran in (for the nvidia-smi log)."""
+    t0 = time.time()
+    med, lo, hi = _time(torch, fn, reps)
+    return {"ms": med, "min": lo, "max": hi, "t0": t0, "t1": time.time()}
+
+
 def part_timing(args):
     torch, dev = _env()
     from sgemm.problem import Problem
@@ -383,8 +398,8 @@ def part_timing(args):
         row = {"n": n}
         for allow, key in ((False, "cublas_fp32"), (True, "cublas_tf32")):
             torch.backends.cuda.matmul.allow_tf32 = allow
-            med, lo, hi = _time(torch, lambda: torch.mm(A, B, out=C), reps)
-            row[key] = {"ms": med, "min": lo, "max": hi, "tflops": flops / med / 1e9}
+            r = _timed(torch, lambda: torch.mm(A, B, out=C), reps)
+            row[key] = dict(r, tflops=flops / r["ms"] / 1e9)
         torch.backends.cuda.matmul.allow_tf32 = False
         layouts = [(False, False), (True, False)]       # NN (torch.mm) and TN
         if n == 4096:
@@ -397,12 +412,12 @@ def part_timing(args):
                                b=B.data_ptr(), ldb=n, c=C.data_ptr(), ldc=n)
                 for cname, p in s.configs.items():
                     try:
-                        med, lo, hi = _time(torch, lambda: launch(s, p, prob, stream), reps)
+                        r = _timed(torch, lambda: launch(s, p, prob, stream), reps)
                     except Exception as e:  # noqa: BLE001
                         row[f"{s.name}/{cname}/{'NT'[ta]}{'NT'[tb]}"] = {"error": str(e)[:200]}
                         continue
-                    row[f"{s.name}/{cname}/{'NT'[ta]}{'NT'[tb]}"] = {
-                        "ms": med, "min": lo, "max": hi, "tflops": flops / med / 1e9}
+                    row[f"{s.name}/{cname}/{'NT'[ta]}{'NT'[tb]}"] = dict(
+                        r, tflops=flops / r["ms"] / 1e9)
         if True:
             # tile/stage variants that are not registered configs (learning only)
             for name, p in EXPERIMENTS:
@@ -412,10 +427,10 @@ def part_timing(args):
                 for ta, tb in ((False, False), (True, False)):
                     prob = Problem(m=n, n=n, k=n, ta=ta, tb=tb, a=A.data_ptr(), lda=n,
                                    b=B.data_ptr(), ldb=n, c=C.data_ptr(), ldc=n)
-                    key = f"{exp_key(p)}/{'NT'[ta]}{'NT'[tb]}"
+                    key = f"{name}/{exp_key(p)}/{'NT'[ta]}{'NT'[tb]}"
                     try:
-                        med, lo, hi = _time(torch, lambda: launch(s, p, prob, stream), reps)
-                        row[key] = {"ms": med, "min": lo, "max": hi, "tflops": flops / med / 1e9}
+                        r = _timed(torch, lambda: launch(s, p, prob, stream), reps)
+                        row[key] = dict(r, tflops=flops / r["ms"] / 1e9)
                     except Exception as e:  # noqa: BLE001
                         row[key] = {"error": str(e)[:200]}
         rows.append(row)
@@ -426,8 +441,136 @@ def part_timing(args):
     return {"rows": rows}
 
 
+SUSTAIN_ENV = "TC_SUSTAIN_S"    # seconds of back-to-back launches per kernel and size
+
+
+def part_sustain(args):
+    """Back-to-back launches for a few seconds each (cuBLAS FP32, every tf32x3
+    wgmma spec's large config and its EXPERIMENTS, cuBLAS FP32 again; NN), in
+    batches of 5 timed with events: per-batch TFLOPS and the wall-clock
+    window, to line up with nvidia-smi."""
+    torch, dev = _env()
+    from sgemm.problem import Problem
+    secs = float(os.environ.get(SUSTAIN_ENV, "3"))
+    sizes = [int(x) for x in os.environ.get("TC_SUSTAIN_SIZES", "4096,8192").split(",") if x]
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(13)
+    stream = torch.cuda.current_stream()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    rows = []
+    for n in sizes:
+        flops = 2.0 * n ** 3
+        A = torch.randn(n, n, device="cuda", generator=gen)
+        B = torch.randn(n, n, device="cuda", generator=gen)
+        C = torch.empty(n, n, device="cuda")
+        prob = Problem(m=n, n=n, k=n, ta=False, tb=False, a=A.data_ptr(), lda=n,
+                       b=B.data_ptr(), ldb=n, c=C.data_ptr(), ldc=n)
+        cublas = lambda: torch.mm(A, B, out=C)  # noqa: E731
+        fns = [("cublas_fp32", cublas)]
+        for name, s in specs().items():
+            if s.precision == "tf32x3" and "wgmma" in name and name not in args.skip:
+                p = s.configs["large"]
+                fns.append((f"{name}/large/NN", lambda s=s, p=p: launch(s, p, prob, stream)))
+                for xname, xp in EXPERIMENTS:
+                    if xname == name and not s.can_implement(xp):
+                        fns.append((f"{name}/{exp_key(xp)}/NN",
+                                    lambda s=s, p=xp: launch(s, p, prob, stream)))
+        fns.append(("cublas_fp32_after", cublas))     # drift over the sequence
+        row = {"n": n}
+        for key, fn in fns:
+            for _ in range(3):
+                fn()
+            torch.cuda.synchronize()
+            t0 = time.time()
+            batches = []
+            while time.time() - t0 < secs:
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                for _ in range(5):
+                    fn()
+                b.record()
+                b.synchronize()
+                batches.append(a.elapsed_time(b) / 5)
+            t1 = time.time()
+            ms = sorted(batches)[len(batches) // 2]
+            row[key] = {"ms": ms, "tflops": flops / ms / 1e9, "t0": t0, "t1": t1,
+                        "first_tflops": flops / batches[0] / 1e9,
+                        "last_tflops": flops / batches[-1] / 1e9, "batches": len(batches)}
+            log(f"sustain n={n} {key}: {row[key]['tflops']:.1f} TFLOPS median over "
+                f"{len(batches)} batches (first {row[key]['first_tflops']:.1f}, last "
+                f"{row[key]['last_tflops']:.1f})")
+        rows.append(row)
+        del A, B, C
+        torch.cuda.empty_cache()
+    return {"rows": rows, "seconds_each": secs}
+
+
+# ---- nvidia-smi log ----------------------------------------------------------------
+SMI_FIELDS = ["timestamp", "clocks.sm", "clocks.mem", "power.draw", "temperature.gpu"]
+SMI_REASONS = ["clocks_throttle_reasons.active", "clocks_event_reasons.active"]
+
+
+def smi_start(path):
+    """nvidia-smi every 100 ms into `path` (CSV); the reasons field has two
+    names across driver versions, so take the first one this one accepts."""
+    for reason in SMI_REASONS + [None]:
+        q = ",".join(SMI_FIELDS + ([reason] if reason else []))
+        # one sample, read-only (no other option: -c would be --compute-mode)
+        ok = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv"],
+                            capture_output=True, text=True)
+        if ok.returncode == 0:
+            f = open(path, "w")
+            return subprocess.Popen(["nvidia-smi", f"--query-gpu={q}", "--format=csv,nounits",
+                                     "-lms", "100"], stdout=f, stderr=subprocess.DEVNULL)
+    return None
+
+
+def smi_samples(path):
+    """[(unix time, sm MHz, mem MHz, watts, deg C, reasons)] from smi_start's CSV."""
+    import datetime
+    out = []
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError:
+        return out
+    for ln in lines[1:]:
+        parts = [x.strip() for x in ln.split(",")]
+        try:
+            ts = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            out.append((ts, float(parts[1]), float(parts[2]), float(parts[3]), float(parts[4]),
+                        parts[5] if len(parts) > 5 else ""))
+        except (ValueError, IndexError):
+            continue
+    return out
+
+
+def smi_window(samples, t0, t1):
+    """Median SM clock, power, temperature and the throttle-reason masks seen
+    in [t0, t1]; None without samples (a window shorter than the 100 ms
+    sampling often has none)."""
+    inside = [x for x in samples if t0 <= x[0] <= t1]
+    if not inside:
+        return None
+    med = lambda i: sorted(x[i] for x in inside)[len(inside) // 2]  # noqa: E731
+    return {"samples": len(inside), "sm_mhz": med(1), "sm_mhz_min": min(x[1] for x in inside),
+            "mem_mhz": med(2), "watts": med(3), "watts_max": max(x[3] for x in inside),
+            "temp_c": med(4), "reasons": sorted({x[5] for x in inside})}
+
+
+def attach_smi(res, path):
+    samples = smi_samples(path)
+    res["smi_samples"] = len(samples)
+    for part in ("timing", "sustain"):
+        for row in res.get(part, {}).get("rows", []):
+            for v in row.values():
+                if isinstance(v, dict) and "t0" in v:
+                    w = smi_window(samples, v["t0"], v["t1"])
+                    if w:
+                        v["smi"] = w
+
+
 def exp_key(p):
-    return f"x:{p.BM}x{p.BN}s{p.stages}p{p.TM}t{p.threads}w{p.swizzle}"
+    return f"x:{p.BM}x{p.BN}s{p.stages}p{p.TM}q{p.TN}t{p.threads}w{p.swizzle}"
 
 
 def _exp():
@@ -446,12 +589,26 @@ def _exp():
             ("tf32x3_wgmma", big.replace(swizzle=8, stages=2))]     # does depth matter?
 
 
-# Session 3 screens no variant (its one device run goes to the store-pattern
-# probe and ncu instead); _exp() keeps session 2's list for a later run.
-EXPERIMENTS: list = []
+def _exp_rs():
+    # Session 4: the RS kernel's large config is 128x128, 4 stages, raster
+    # groups of 8.  Run 1 (PIPE 3 registered) screened PIPE 1 and 2, 3 stages
+    # and raster groups of 16 (bench/results/tf32x3-rs-run1-h200-2026-11-22.json);
+    # its list was TN=1, TN=2, stages=3, swizzle=16.
+    from sgemm.kernels.registry import KERNELS
+    big = KERNELS["tf32x3_wgmma_rs"].configs["large"]
+    # Run 2 screened PIPE 1, 2 and 4 against the then registered 3, and PIPE 1
+    # with 3 stages (...-rs-run2-...json); run 3 ran the then registered PIPE 1
+    # next to 2 and 3 (...-rs-run3-...json), after which PIPE 2 was registered.
+    # The next run: the registered PIPE 2 next to 1 and 3.
+    return [("tf32x3_wgmma_rs", big.replace(TN=1)),
+            ("tf32x3_wgmma_rs", big.replace(TN=3))]
+
+
+# Session 3 screened no variant; session 2's list is _exp().
+EXPERIMENTS: list = _exp_rs()
 
 PARTS = {"compile": part_compile, "correct": part_correct, "accuracy": part_accuracy,
-         "timing": part_timing}
+         "timing": part_timing, "sustain": part_sustain}
 
 
 # ---------------------------------------------------------------------------
@@ -509,8 +666,24 @@ def summary(res):
             for k, v in r.items():
                 if k.startswith("cublas") or not isinstance(v, dict) or "tflops" not in v:
                     continue
-                lines.append(f"    {k:32s} {v['tflops']:7.1f}  x{v['tflops'] / f32:5.2f} fp32"
+                lines.append(f"    {k:44s} {v['tflops']:7.1f}  x{v['tflops'] / f32:5.2f} fp32"
                              f"  x{v['tflops'] / t32:5.2f} tf32")
+    sus = res.get("sustain", {}).get("rows", [])
+    if sus:
+        lines.append(f"sustained ({res['sustain'].get('seconds_each')} s back to back each, NN; "
+                     f"nvidia-smi medians over the window; {res.get('smi_samples', 0)} samples):")
+        for r in sus:
+            f32 = r["cublas_fp32"]["tflops"]
+            for k, v in r.items():
+                if not isinstance(v, dict) or "tflops" not in v:
+                    continue
+                w = v.get("smi") or {}
+                lines.append(
+                    f"  n={r['n']} {k:44s} {v['tflops']:6.1f} x{v['tflops'] / f32:5.2f}"
+                    f" (first {v['first_tflops']:.1f} last {v['last_tflops']:.1f})"
+                    f"  sm {w.get('sm_mhz', '-')} MHz (min {w.get('sm_mhz_min', '-')})"
+                    f"  {w.get('watts', '-')} W (max {w.get('watts_max', '-')})"
+                    f"  {w.get('temp_c', '-')} C  reasons {w.get('reasons', '-')}")
     return "\n".join(lines)
 
 
@@ -552,6 +725,8 @@ def main():
     ap.add_argument("--result")
     ap.add_argument("--skip", default="")
     ap.add_argument("--only", default="", help="comma list of parts for the driver")
+    ap.add_argument("--smi", action="store_true",
+                    help="log nvidia-smi clocks/power every 100 ms into $OUT/smi.csv")
     ap.add_argument("--probe", action="store_true",
                     help="launch the store-pattern probe kernels (for ncu) and exit")
     args = ap.parse_args()
@@ -582,6 +757,7 @@ def main():
              "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     except Exception:  # noqa: BLE001
         pass
+    smi = smi_start(OUT / "smi.csv") if args.smi else None
     only = [p for p in args.only.split(",") if p]
     want = lambda p: not only or p in only or p.split(":")[0] in only  # noqa: E731
     if want("compile"):
@@ -597,7 +773,14 @@ def main():
         res["accuracy"] = run_part("accuracy", skip, 90)
     if want("timing"):
         res["timing"] = run_part("timing", skip, 150)
+    if want("sustain"):
+        res["sustain"] = run_part("sustain", skip, 150)
     res["skipped"] = skip
+    if smi is not None:
+        time.sleep(0.3)
+        smi.terminate()
+        smi.wait()
+        attach_smi(res, OUT / "smi.csv")
     (OUT / "tc_check.json").write_text(json.dumps(res, indent=1, default=str))
     log("=" * 100)
     log(summary(res))

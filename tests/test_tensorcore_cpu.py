@@ -90,7 +90,7 @@ def test_specs_registered():
     assert set(names["tf32x3_mma"].archs) == {"sm_80", "sm_90a"}
 
 
-_TC_NAMES = ("tf32x3_mma", "tf32_mma", "tf32x3_wgmma", "tf32_wgmma")
+_TC_NAMES = ("tf32x3_mma", "tf32_mma", "tf32x3_wgmma", "tf32_wgmma", "tf32x3_wgmma_rs")
 
 
 @pytest.mark.parametrize("name", _TC_NAMES)

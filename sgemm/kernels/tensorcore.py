@@ -8,7 +8,10 @@ precision="tf32": big*big only (cuBLAS FAST_TF32 accuracy, ~1e-3 relative).
 ids 20/21: mma.sync.m16n8k8 with a cp.async pipeline (sm_80 and sm_90a).
 ids 22/23: wgmma.mma_async (sm_90a only), warp-specialized: one producer
 warpgroup loads, splits and stores K-major 128B-swizzled tiles, one or two
-consumer warpgroups issue the wgmmas.  See the CUDA headers for details and
+consumer warpgroups issue the wgmmas.
+id 24: 3xTF32 wgmma with A from registers (RS): A is copied raw (cp.async)
+and split by the consumers, only B goes through split smem tiles; the
+automatic tf32x3 kernel on sm_90.  See the CUDA headers for details and
 docs/notes/tensorcore.md for measurements.
 """
 from __future__ import annotations
@@ -99,7 +102,8 @@ def _wg_rules(p: TileParams, x3: bool = False) -> list[str]:
     return why
 
 
-def _wg_spec(id_: int, name: str, function: str, x3: bool, configs: dict, title: str):
+def _wg_spec(id_: int, name: str, function: str, x3: bool, configs: dict, title: str,
+             extra: dict | None = None):
     # tf32x3 takes one more template argument, PROMO (TileParams.TM here): the
     # k-tiles summed on the tensor cores between two FP32 promotions.  PROMO=2
     # measured slower (78.1 vs 81.5 TFLOPS, 4096^3 NN, H200) and less accurate
@@ -115,6 +119,7 @@ def _wg_spec(id_: int, name: str, function: str, x3: bool, configs: dict, title:
         vector_loads=True,
         dynamic_smem=lambda p, x3=x3: p.stages * _wg_stage_bytes(p, x3) + 1024,
         precision="tf32x3" if x3 else "tf32", archs=("sm_90a",), min_cc=90,
+        extra=extra or {},
     )
 
 
@@ -126,11 +131,66 @@ TF32X3_WGMMA = _wg_spec(
      # one producer and 97.8 (94.9-97.4 in run 2) with plain raster; 8192^3:
      # 92.9-95.2 (docs/notes/tensorcore.md, session 2).
      "large": TileParams(BM=128, BN=128, BK=32, threads=512, stages=3, TM=1, swizzle=8)},
-    "3xTF32 wgmma m64nNk8, producer warpgroup splits into swizzled smem")
+    "3xTF32 wgmma m64nNk8, producer warpgroup splits into swizzled smem",
+    # precision="tf32x3" on sm_90: dispatch.auto_spec takes the highest "auto"
+    extra={"auto": 1})
 TF32_WGMMA = _wg_spec(
     23, "tf32_wgmma", "sgemm_tf32_wgmma", False,
     {"small": TileParams(BM=128, BN=128, BK=32, threads=384, stages=4),
      "large": TileParams(BM=128, BN=256, BK=32, threads=384, stages=4)},
     "1xTF32 wgmma m64nNk8, producer warpgroup rounds into swizzled smem")
 
-SPECS = [TF32X3_MMA, TF32_MMA, TF32X3_WGMMA, TF32_WGMMA]
+
+
+# ---- wgmma with A from registers (22_tf32x3_wgmma_rs.cu) -----------------------
+def _rs_stage_bytes(p: TileParams) -> int:
+    # [A raw: BM x 32 floats][B big][B small: BN x 32 TF32 each]
+    return (p.BM + 2 * p.BN) * WG_BK * F32
+
+
+def _rs_rules(p: TileParams) -> list[str]:
+    why: list[str] = []
+    need(p.BM in (64, 128), f"BM={p.BM}: one or two consumer warpgroups of 64 rows", why)
+    need(p.BN in (64, 128), f"BN={p.BN}: acc + partial acc need BN <= 128 registers", why)
+    need(p.BK == WG_BK, f"BK={p.BK}: must be {WG_BK} (one 128B swizzle row)", why)
+    need(p.stages >= 2, f"stages={p.stages}: needs at least 2", why)
+    need(p.TM == 1, f"TM={p.TM}: A fragments in registers are rewritten every k-tile, "
+                    "so the promotion group (PROMO) is 1", why)
+    need(p.TN in (1, 2, 3, 4), f"TN={p.TN}: the consumer schedule PIPE must be 1..4", why)
+    want = 128 * (2 + p.BM // 64)
+    need(p.threads == want, f"threads={p.threads} must be 128*(2 + BM/64) = {want} "
+                            "(A producer, B producer, consumers)", why)
+    return why
+
+
+TF32X3_WGMMA_RS = KernelSpec(
+    id=24, name="tf32x3_wgmma_rs", source="22_tf32x3_wgmma_rs.cu",
+    function="sgemm_tf32x3_wgmma_rs",
+    title="3xTF32 wgmma, A split in registers (RS), B split in swizzled smem",
+    seed="CUTLASS 3xTF32 + Hopper warp-specialized mainloop; Ootomo & Yokota 2022",
+    # TN carries the consumer schedule PIPE (22_tf32x3_wgmma_rs.cu, consume):
+    # 1 split all then issue, 2 split each k8 step just before its first
+    # wgmma, 3 = 2 + the next tile's A loaded while the wgmmas run, 4 = 1 +
+    # that early load.
+    template_fields=("BM", "BN", "stages", "TN", "threads", "swizzle"),
+    # H200, NN, same process as cuBLAS FP32 (docs/notes/tensorcore.md, session
+    # 4; bench/results/tf32x3-rs-run{1,2,3}-h200-2026-11-22.json): the GPU is
+    # at its 700 W cap in every tf32x3 loop, so the sustained 2.5-3 s loops
+    # decide.  large PIPE 2 sustained 102.7 / 103.4 TFLOPS at 4096^3 (2.00x /
+    # 2.02x) and 104.5 / 104.7 at 8192^3 (2.04x / 2.05x), 1-2 % above PIPE 1,
+    # 3 and 4.  3 stages (PIPE 1): 6 % slower in the short 4096^3 loops, within
+    # 1 % sustained; 4 kept.  small (PIPE 3) was measured as registered.
+    configs={"small": TileParams(BM=64, BN=128, BK=32, threads=384, stages=4, TN=3),
+             "large": TileParams(BM=128, BN=128, BK=32, threads=512, stages=4, TN=2,
+                                 swizzle=8)},
+    rules=_rs_rules, vector_loads=True,
+    dynamic_smem=lambda p: p.stages * _rs_stage_bytes(p) + 1024,
+    precision="tf32x3", archs=("sm_90a",), min_cc=90,
+    # the automatic choice for precision="tf32x3" on sm_90 (tf32x3_wgmma has
+    # "auto": 1): in runs 1-3 its large config beat tf32x3_wgmma's in all 26
+    # (size, layout, run) timings, its small config in 24 of 26 (the two
+    # others within 3 %: 1024^3 TN in run 2, 4096^3 TT in run 1).
+    extra={"auto": 2},
+)
+
+SPECS = [TF32X3_MMA, TF32_MMA, TF32X3_WGMMA, TF32_WGMMA, TF32X3_WGMMA_RS]

@@ -50,6 +50,9 @@
 // (1.99-2.20x cuBLAS SGEMM in the same process), 92.9-95.2 at 8192^3
 // (1.83-1.87x); one producer, before the cheap split: 81.6 / 78.0.
 // tf32 128x256: 133-166 TFLOPS at 4096^3 depending on layout (run 1).
+// Since session 4 precision="tf32x3" runs 22_tf32x3_wgmma_rs.cu (A split in
+// registers, A and B smem traffic cut by a quarter) on sm_90; this kernel
+// stays the reference it is measured against and keeps 1xTF32.
 // SASS: HGMMA.64x128x8.F32.TF32 / HGMMA.64x256x8.F32.TF32, no local memory.
 #include "tc_common.cuh"
 
@@ -260,6 +263,52 @@ struct TileLoader {
     }
 };
 
+// ---- epilogue ---------------------------------------------------------------------
+// One consumer warpgroup's 64 x BN tile of C from its accumulators (the wgmma D
+// fragment layout: warp w holds rows 16w..16w+15, lane (g, t) rows g and g+8,
+// columns 8b + 2t and 8b + 2t + 1), or, when `ffma` (an input of this tile was
+// Inf/NaN/huge), the plain FFMA recomputation of the same rows.  Also used by
+// 22_tf32x3_wgmma_rs.cu.
+template <int BN, bool TA, bool TB>
+__device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], bool ffma, int M, int N,
+                                           int K, float alpha, const float* __restrict__ A,
+                                           long long lda, const float* __restrict__ B,
+                                           long long ldb, float beta, float* __restrict__ C,
+                                           long long ldc, int cm0, int n0, int wtid) {
+    if (ffma) {
+        tc::ffma_tile<TA, TB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cm0, n0, 64, BN,
+                              wtid, 128);
+        return;
+    }
+    const int warp = wtid / 32, lane = wtid % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int b = 0; b < BN / 8; ++b)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int r = cm0 + warp * 16 + g + (q >= 2 ? 8 : 0);
+            const int c = n0 + b * 8 + 2 * t + (q & 1);
+            if (r < M && c < N)
+                sg::store_c(C, (long long)c * ldc + r, acc[4 * b + q], alpha, beta);
+        }
+}
+
+// SWZ: block raster.  SWZ = 1: blockIdx.x is the m-tile.  SWZ = G > 1: the
+// linear block id walks G m-tiles down before moving one n-tile right, so the
+// ~132 blocks in flight share ~G A panels and ~132/G B panels in L2 instead
+// of every A panel (at 8192^2 one wave otherwise touches all 256 MB of A).
+template <int SWZ>
+__device__ __forceinline__ void raster(int& bm, int& bn) {
+    bm = blockIdx.x;
+    bn = blockIdx.y;
+    if constexpr (SWZ > 1) {
+        const int gm = gridDim.x, pid = blockIdx.y * gridDim.x + blockIdx.x;
+        const int per_group = SWZ * gridDim.y, first = (pid / per_group) * SWZ;
+        const int gsz = min(gm - first, SWZ), r = pid % per_group;
+        bm = first + r % gsz;
+        bn = r / gsz;
+    }
+}
+
 // ---- consumers ------------------------------------------------------------------
 // tf32x3: the tensor cores' FP32 accumulation truncates, and over a long k
 // loop that bias grows linearly with K (measured 1.2e-4 relative at
@@ -335,23 +384,8 @@ __device__ __forceinline__ void consume(int M, int N, int K, float alpha,
     wgmma_wait<0>();
     fence_acc(acc);
 
-    // ---------------- epilogue ----------------
-    const int cm0 = m0 + cw * 64;
-    if (X3 && *(const volatile int*)bad_flag) {
-        tc::ffma_tile<TA, TB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cm0, n0, 64, BN,
-                              wtid, 128);
-        return;
-    }
-    const int warp = wtid / 32, lane = wtid % 32, g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int b = 0; b < BN / 8; ++b)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            const int r = cm0 + warp * 16 + g + (q >= 2 ? 8 : 0);
-            const int c = n0 + b * 8 + 2 * t + (q & 1);
-            if (r < M && c < N)
-                sg::store_c(C, (long long)c * ldc + r, acc[4 * b + q], alpha, beta);
-        }
+    store_tile<BN, TA, TB>(acc, X3 && *(const volatile int*)bad_flag, M, N, K, alpha, A, lda, B,
+                           ldb, beta, C, ldc, m0 + cw * 64, n0, wtid);
 }
 
 
@@ -401,10 +435,7 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 // (setmaxnreg.dec to P_REGS) and the consumers take them (setmaxnreg.inc to
 // C_REGS); PW * P_REGS + CW * C_REGS = 4 * 128 keeps the block's register pool
 // unchanged (setmaxnreg.inc waits for registers released by .dec).
-// SWZ: block raster.  SWZ = 1: blockIdx.x is the m-tile.  SWZ = G > 1: the
-// linear block id walks G m-tiles down before moving one n-tile right, so the
-// ~132 blocks in flight share ~G A panels and ~132/G B panels in L2 instead
-// of every A panel (at 8192^2 one wave otherwise touches all 256 MB of A).
+// SWZ: m-tiles per raster group of the block order (raster() above).
 template <bool X3, int BM, int BN, int STAGES, int PROMO, int PW, int SWZ, bool TA, bool TB,
           bool ALIGNED>
 __device__ __forceinline__ void body(SGEMM_PARAMS) {
@@ -426,14 +457,8 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
     SGEMM_BATCH_OFFSET();
 
     const int tid = threadIdx.x, wg = tid / 128, wtid = tid % 128;
-    int bm = blockIdx.x, bn = blockIdx.y;
-    if constexpr (SWZ > 1) {
-        const int gm = gridDim.x, pid = blockIdx.y * gridDim.x + blockIdx.x;
-        const int per_group = SWZ * gridDim.y, first = (pid / per_group) * SWZ;
-        const int gsz = min(gm - first, SWZ), r = pid % per_group;
-        bm = first + r % gsz;
-        bn = r / gsz;
-    }
+    int bm, bn;
+    raster<SWZ>(bm, bn);
     const int m0 = bm * BM, n0 = bn * BN;
     const int KT = (K + BK - 1) / BK;
     const u32 base = (smem_u32(dsmem) + 1023u) & ~1023u;   // swizzle atoms: 1024 B
