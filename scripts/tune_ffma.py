@@ -14,6 +14,23 @@
    (cupy.matmul, float32, TF32 off) timed in the same run on the same sizes.
    Then the other transposes and the unaligned path for a few configs.
 Writes $OUT/ffma_tuning.json (raw numbers) and prints a short table last.
+
+    python scripts/tune_ffma.py --edges=LABEL [--reps=N]
+    python scripts/tune_ffma.py --edges-table OLD.json NEW.json
+
+--edges times rung 9's named configs, direct and with split-K, on the shapes
+where edge blocks and unaligned operands decide (EDGE_SHAPES: row-major user
+operands as in bench/shapes/public.txt), the dispatcher's current choice
+('auto'), and cuBLAS in the same process (timed before and after the
+candidates), each verified against cuBLAS's result first.  Timing: CUDA
+events around batches of ~0.5 ms of back-to-back calls, median of N batches
+(as sgemm.tune times candidates).  Candidates marked 'f' split K with
+sgemm.dispatch's two-launch scheme but with slices rounded *down* to a
+multiple of 4 (EDGE_FLOOR), so the S slices run as one batched launch and the
+remainder slice (< 4*S deep) is cheap; today's split_slices rounds up to BK
+and its remainder slice, nearly as deep as the others, runs as a second,
+serial launch.  Writes $OUT/edges-LABEL.json.  Run it once per source tree
+(PYTHONPATH picks the package); --edges-table joins two runs.
 """
 from __future__ import annotations
 
@@ -21,6 +38,7 @@ import os
 
 os.environ.setdefault("CUPY_TF32", "0")
 
+import importlib
 import json
 import math
 import multiprocessing
@@ -424,7 +442,191 @@ def ncu_summary(path):
     return out
 
 
+# ---- --edges: rung 9 on edge-heavy and unaligned shapes ------------------------------
+EDGE_SHAPES = ["1000 1000 1000", "1023 1025 1021", "1023 1025 1021 T N", "2000 2000 2000",
+               "4097 4095 4093", "4096 4096 4096"]
+# 32x256 tile, 4x8 per thread (the tile of the tuner's rung-9 pick for
+# 1023x1025x1021, there with split-K): 264 blocks = two per SM on 1025 x 1023.
+# Registered as rung 9 "wide" after the 2026-11-22 run (label kept: t32x256).
+T32x256 = T(BM=32, BN=256, BK=32, WM=32, WN=32, TM=4, TN=8, threads=256)
+# (label, config name or params, split_k, floor slices)
+EDGE_CANDS = [("small", "small", 1, False), ("medium", "medium", 1, False),
+              ("large", "large", 1, False), ("large:s2", "large", 2, False),
+              ("large:s4", "large", 4, False), ("t32x256", T32x256, 1, False),
+              ("t32x256:s2", T32x256, 2, False)]
+EDGE_FLOOR = [("small:s2f", "small", 2, True), ("medium:s2f", "medium", 2, True),
+              ("large:s2f", "large", 2, True), ("large:s3f", "large", 3, True),
+              ("large:s4f", "large", 4, True), ("t32x256:s2f", T32x256, 2, True)]
+EDGE_FLOOR_MAX_FLOPS = 2e10     # floor-split variants only where splitting can pay
+
+
+def _arg(name, default=None):
+    return next((a.split("=", 1)[1] for a in sys.argv if a.startswith(name + "=")), default)
+
+
+def time_fn(enqueue, stream, reps=15, target_ms=0.5, warmup=3):
+    """Median ms per call: CUDA events around batches of ~target_ms of calls."""
+    for _ in range(warmup):
+        enqueue()
+    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+    e0.record(stream)
+    enqueue()
+    e1.record(stream)
+    e1.synchronize()
+    one = max(cp.cuda.get_elapsed_time(e0, e1), 1e-3)
+    n = int(min(max(1, math.ceil(target_ms / one)), 500))
+    ts = []
+    for _ in range(reps):
+        e0.record(stream)
+        for _ in range(n):
+            enqueue()
+        e1.record(stream)
+        e1.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(e0, e1) / n)
+    ts.sort()
+    return {"median_ms": ts[len(ts) // 2], "min_ms": ts[0], "max_ms": ts[-1], "batch": n}
+
+
+def edges_mode(label):
+    import sgemm
+    from sgemm import dispatch, tune
+    from sgemm.bench.sizes import parse_shapes
+    from sgemm.kernels import schemes
+    reps = int(_arg("--reps", "15"))
+    dev = sgdev.info(0)
+    spec = KERNELS["double_buffer"]
+    log(f"edges {label}: sgemm from {os.path.dirname(sgemm.__file__)} | {dev.name} | {smi()}")
+    std_split = schemes.split_slices
+    planmod = importlib.import_module("sgemm.plan")   # sgemm.plan is also a function
+
+    def floor_split(k, split_k, bk):   # see the docstring
+        kc = k // (4 * split_k) * 4
+        if kc == 0:
+            return std_split(k, split_k, bk)
+        return kc, split_k, k - split_k * kc
+
+    def params(cfg, split):
+        return (spec.configs[cfg] if isinstance(cfg, str) else cfg).replace(split_k=split)
+
+    # compile everything first, in parallel (both alignments: slices may break it)
+    shapes = parse_shapes("\n".join(EDGE_SHAPES))
+    jobs = set()
+    for sh in shapes:
+        prob = tune.canonical(sh)
+        for _, cfg, _, _ in EDGE_CANDS + EDGE_FLOOR:
+            for al in (False, True):
+                jobs.add((spec.source, spec.name_expression(params(cfg, 1), prob.ta, prob.tb, al),
+                          dev.arch))
+    t0 = time.time()
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(16, os.cpu_count() or 4), mp_context=ctx) as ex:
+        comp = {j[1]: (r, e) for j, r, e in ex.map(_compile, sorted(jobs))}
+    log(f"compiled {len(jobs)} instantiations in {time.time() - t0:.1f}s")
+
+    stream = cp.cuda.Stream(non_blocking=True)
+    rows = []
+    for sh in shapes:
+        problems, keep = tune._gpu_problems(sh, dev)
+        a, b, c = keep
+        ref = cp.empty_like(c)
+        prob = problems[0]
+        with stream:
+            def blas():
+                cp.matmul(a, b, out=ref)
+            cub = [time_fn(blas, stream, reps)]
+            stream.synchronize()
+            res = {"shape": sh.key, "canonical": [prob.m, prob.n, prob.k, prob.transposes],
+                   "aligned": prob.aligned, "flops": sh.flops, "cands": []}
+            cands = [("auto", None, None)]
+            more = EDGE_FLOOR if sh.flops <= EDGE_FLOOR_MAX_FLOPS else []
+            for name, cfg, split, floor in EDGE_CANDS + more:
+                cands.append((name, params(cfg, split), floor))
+            for name, p, floor in cands:
+                r = {"name": name}
+                try:
+                    if floor:
+                        geo = floor_split(prob.k, p.split_k, p.BK)
+                        if geo == std_split(prob.k, p.split_k, p.BK):
+                            continue   # the standard split is the same
+                        schemes.split_slices = floor_split
+                        r["slices"] = geo
+                    if p is None:
+                        sp, pp, scheme, ls = planmod.prepare(problems, dev, "auto")
+                        r.update(kernel=sp.name, params=pp.as_dict(), scheme=scheme)
+                    else:
+                        ls = tune.launches_for(spec, p, problems, dev)
+                        r.update(kernel=spec.name, params=p.as_dict(),
+                                 scheme=dispatch.scheme_for(spec, p, prob))
+                    r["launches"] = len(ls)
+
+                    def ours(ls=ls):
+                        for l in ls:
+                            launcher.launch(l.kernel, l.grid, l.block, l.smem, stream.ptr,
+                                            l.args)
+                    c.fill(float("nan"))
+                    ours()
+                    stream.synchronize()
+                    e = rel_err(c.astype(cp.float64), ref.astype(cp.float64))
+                    r["err_vs_cublas"] = e
+                    if not e < 1e-4:
+                        r["error"] = f"wrong result: {e}"
+                    else:
+                        r.update(time_fn(ours, stream, reps))
+                        r["tflops"] = sh.flops / r["median_ms"] / 1e9
+                except Exception as ex:  # noqa: BLE001
+                    r["error"] = f"{type(ex).__name__}: {ex}"[:300]
+                finally:
+                    schemes.split_slices = std_split
+                res["cands"].append(r)
+                log(f"  {sh.key:22s} {name:12s} " + (f"{r['median_ms'] * 1e3:8.1f} us"
+                    if "median_ms" in r else r.get("error", "?")))
+            cub.append(time_fn(blas, stream, reps))
+            stream.synchronize()
+        res["cublas_runs"] = cub
+        res["cublas_ms"] = sorted(x["median_ms"] for x in cub)[0]
+        res["cublas_tflops"] = sh.flops / res["cublas_ms"] / 1e9
+        for r in res["cands"]:
+            if "median_ms" in r:
+                r["ratio"] = res["cublas_ms"] / r["median_ms"]
+        log(f"  {sh.key:22s} cublas       {res['cublas_ms'] * 1e3:8.1f} us "
+            f"({cub[0]['median_ms'] * 1e3:.1f} before, {cub[1]['median_ms'] * 1e3:.1f} after)")
+        rows.append(res)
+        del problems, keep, a, b, c, ref
+    out = {"label": label, "device": dev.name, "smi": smi(), "reps": reps,
+           "compile": {k: {"resources": r, "error": e} for k, (r, e) in comp.items()},
+           "shapes": rows}
+    os.makedirs(OUT, exist_ok=True)
+    json.dump(out, open(os.path.join(OUT, f"edges-{label}.json"), "w"), indent=1)
+
+
+def edges_table(old_path, new_path, out_path=None):
+    """Old/new side by side: us and ratio (cuBLAS time / ours) per shape."""
+    old, new = json.load(open(old_path)), json.load(open(new_path))
+    joined = {"old": old, "new": new}
+    if out_path:
+        json.dump(joined, open(out_path, "w"), indent=1)
+    by = {r["shape"]: r for r in old["shapes"]}
+    for rn in new["shapes"]:
+        ro = by.get(rn["shape"], {"cands": [], "cublas_ms": float("nan")})
+        log(f"\n{rn['shape']} (canonical {rn['canonical']}, aligned={rn['aligned']}): "
+            f"cuBLAS {ro['cublas_ms'] * 1e3:.1f} (old run) / {rn['cublas_ms'] * 1e3:.1f} us "
+            f"(new run)")
+        olds = {r["name"]: r for r in ro["cands"]}
+        for r in rn["cands"]:
+            o = olds.get(r["name"], {})
+            def cell(x):
+                return (f"{x['median_ms'] * 1e3:7.1f} us {x['ratio']:5.2f}x"
+                        if "median_ms" in x else f"{x.get('error', '-')[:18]:>18}")
+            kern = f"{r.get('kernel', '')}:{r.get('scheme', '')}" if r["name"] == "auto" else ""
+            log(f"  {r['name']:11s} old {cell(o)}   new {cell(r)}  {kern}")
+
+
 def main():
+    if _arg("--edges"):
+        return edges_mode(_arg("--edges"))
+    if "--edges-table" in sys.argv:
+        i = sys.argv.index("--edges-table")
+        return edges_table(*sys.argv[i + 1:i + 4])
     if "--profile" in sys.argv:
         return profile_mode()
     if "--ncu-summary" in sys.argv:

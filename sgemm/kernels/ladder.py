@@ -287,12 +287,18 @@ WARPTILE = KernelSpec(
 
 # @@rung-9@@
 # ---- rung 9: rung 8 + double buffer, register prefetch ------------------------
+# 32x256 block, 8 warps of 32x32, 4x8 per thread (75 KB of shared memory, two
+# blocks per SM): 33 x 8 = 264 blocks, two per SM, on 1025 x 1023.  It ran
+# 1023x1025x1021 NN / TN at 0.81 / 0.82 of cuBLAS, where the other configs and
+# the tuned table's kernel stay under 0.72 (bench/results/edges-h200-2026-11-22.json).
+_DB_WIDE = TileParams(BM=32, BN=256, BK=32, WM=32, WN=32, TM=4, TN=8, threads=256)
+
 DOUBLE_BUFFER = KernelSpec(
     id=9, name="double_buffer", source="09_double_buffer.cu", function="sgemm_double_buffer",
     title="rung 8 + double-buffered shared memory, register prefetch",
     seed="seed 000 algorithms 4-5; seed 003 kernels 10-11",
     template_fields=_WT_FIELDS,
-    configs={"small": _WT_SMALL, "medium": _WT_LARGE, "large": _WT_HUGE},
+    configs={"small": _WT_SMALL, "medium": _WT_LARGE, "large": _WT_HUGE, "wide": _DB_WIDE},
     rules=_warptile_rules,
     vector_loads=True,
     # 09_double_buffer.cu: static up to 48 KB, dynamic above (256x128x16)

@@ -7,11 +7,23 @@
 // k-steps of FFMA, and one __syncthreads per k-tile suffices: the buffer
 // written in iteration t was last read in iteration t-1, which ended with the
 // barrier.  Costs R*BK/threads registers per operand live across the FFMAs.
-// Unaligned (scalar) instantiations issue the loads after the FFMAs instead:
-// the scalar slots' registers would not fit next to 64 accumulators.
+// Unaligned (scalar) loads are prefetched the same way, except in the medium
+// config (64 accumulators at a 128-register cap: see db_roomy).
 // Seeds: seed 000 algorithms 4-5 (double buffering), seed 003 kernels 10-11
 // (prefetch, then double buffer to drop a __syncthreads).
-// Edges: as rung 8 (EDGE instantiation, zero-filled loads, guarded epilogue).
+// Edges: a block past the bottom/right edge of C computes the last full tile
+// inside C with the unguarded loop and stores only its own rows/columns
+// ("shifted" tiles, double_buffer_dispatch); the guarded EDGE instantiation
+// (zero-filled loads, FFMA loop unrolled by 2) is left for M < BM, N < BN, an
+// aligned M % 4 != 0, and the medium config.  2026-11-22 (H200, row-major
+// operands, cuBLAS in the same process; bench/results/edges-h200-2026-11-22.json):
+//   2000^3        large 421.3 -> 349.4 us = 1.02x cuBLAS (was 0.87x)
+//   4097x4095x4093 (unaligned) large 4160.6 -> 3071.4 us = 0.93x (was 0.69x)
+//   1000^3        small 81.0 -> 69.6 us = 0.76x; large split into 4 slices of
+//                 248 (one launch, a dispatcher change) 58.5 us = 0.90x
+//   1023x1025x1021 NN / TN (unaligned) "wide" 32x256x32: 97.7 -> 79.6 us /
+//                 88.7 -> 72.9 us = 0.81x / 0.82x
+//   4096^3        large 2843.4 / 2825.8 us, unchanged.
 // Measured (H200, 2026-11-21, canonical NN, median of 25, cuBLAS 50.1/51.4/51.2
 // TFLOPS at 2048/4096/8192^3; bench/results/ffma-tuning-h200-2026-11-21.json):
 //   large  256x128x8, warps 128x32, 16x8/thread, 1 block/SM:
@@ -27,9 +39,33 @@
 
 namespace sg {
 
+// Blocks per SM the launch bounds ask for: two for thread tiles up to 8x8
+// (at 256 threads: a 128-register cap), one for 16x8 (up to 255 registers).
+template <int TM, int TN, int THREADS>
+__host__ __device__ constexpr int db_min_blocks() {
+    return (TM * TN <= 64 && THREADS <= 256) ? 2 : 1;
+}
+
+// ROOMY: thread tiles of at most 32 accumulators, or more than 128 registers
+// per thread: small 64x64x16 and large 256x128x8, not medium 128x128x16 (64
+// accumulators, two 256-thread blocks per SM).  Only roomy configs take the
+// shifted edge tiles and the early *scalar* prefetch (below).  Medium at its
+// 128-register cap: ptxas spilled 4-36 bytes (sm_80, sm_90a) with early scalar
+// loads and 24 bytes (TN, sm_90a) with the shifted tile's owned-row guard
+// alone.  Aligned, nothing spilled, but 4096^3 (no edge block) ran 2963 -> 3224
+// us with the shifted tiles, and still 2953 -> 3196 us with only the start
+// passed through min() and a signed edge test: code generation at the cap
+// (edges-h200-2026-11-22.log).  So medium keeps its old path, compiled to the
+// same SASS as before (checked with nvdisasm).
+template <int TM, int TN, int THREADS>
+__host__ __device__ constexpr bool db_roomy() {
+    return TM * TN <= 32 || 65536 / (db_min_blocks<TM, TN, THREADS>() * THREADS) > 128;
+}
+
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
           bool TA, bool TB, bool ALIGNED, bool EDGE>
-__device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, float (*As)[BK * (BM + 4)],
+__device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int bn0,
+                                                    float (*As)[BK * (BM + 4)],
                                                     float (*Bs)[BK * (BN + 4)]) {
     constexpr int LDA = BM + 4, LDB = BN + 4;
     constexpr int WTM = WM / TM, WTN = WN / TN;
@@ -40,7 +76,6 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, float (*As)[BK
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm0 = (warp % (BM / WM)) * WM, wn0 = (warp / (BM / WM)) * WN;
     const int lm = lane % WTM, ln = lane / WTM;
-    const int bm0 = blockIdx.x * BM, bn0 = blockIdx.y * BN;
     const int rowsA = M - bm0, rowsB = N - bn0;
 
     RegStage<BM, BK, THREADS, TA, ALIGNED> la(A + poff<TA>(bm0, 0, lda), lda, tid);
@@ -69,10 +104,13 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, float (*As)[BK
 
     const int a_off = wm0 + lm * 4, b_off = wn0 + ln * 4;
     int cur = 0;
-    // ALIGNED: the next tile's float4 loads fly during the FFMAs.  Unaligned
-    // (scalar) loads are issued after the FFMAs instead: their registers and
-    // addresses would not fit next to the 64 accumulators without spills.
-    constexpr bool EARLY = ALIGNED;
+    // The next tile's loads fly during the FFMAs; scalar (unaligned) ones too
+    // where registers allow (db_roomy): a thread holds the same R*BK/threads
+    // values either way, and with one pointer per operand (TileMap) the scalar
+    // slots need no more live addresses.  Otherwise they are issued after the
+    // FFMAs and their latency is exposed.
+    constexpr bool ROOMY = db_roomy<TM, TN, THREADS>();
+    constexpr bool EARLY = ALIGNED || ROOMY;
     for (int k0 = 0; k0 < K; k0 += BK) {
         const bool more = k0 + BK < K;
         if (EARLY && more) {
@@ -95,28 +133,47 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, float (*As)[BK
         cur ^= 1;
     }
 
-    store_tile<TM, TN, WTM * 4, WTN * 4, ALIGNED, EDGE>(acc, C, ldc, bm0 + a_off, bn0 + b_off, M,
-                                                        N, alpha, beta);
+    // Unguarded tiles may have been shifted back inside C (see the dispatch):
+    // they write only the rows/columns from the block's own start on.
+    store_tile<TM, TN, WTM * 4, WTN * 4, ALIGNED, EDGE, !EDGE && ROOMY>(
+        acc, C, ldc, bm0 + a_off, bn0 + b_off, M, N, alpha, beta, (int)blockIdx.x * BM,
+        (int)blockIdx.y * BN);
 }
 
-// Interior blocks take the unguarded instantiation, edge blocks the guarded one.
+// Interior blocks take the unguarded instantiation.  So do blocks on the
+// bottom/right edge of C, in roomy configs, when the last full tile inside C,
+// [M-BM, M) (resp. [N-BN, N)), is legal for the fast path: they compute that
+// shifted tile and store only their own rows/columns (the overlap is computed
+// twice: the same work as rounding M up to a whole tile).  The shift needs
+// M >= BM and, with ALIGNED, a start that keeps the float4 accesses aligned:
+// C's and an m-contiguous A's need (M-BM) % 4 == 0, i.e. M % 4 == 0; along n
+// only an n-contiguous B (TB) does.  Other edge blocks take the guarded one.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
           bool TA, bool TB, bool ALIGNED>
 __device__ __forceinline__ void double_buffer_dispatch(SGEMM_PARAMS, float (*As)[BK * (BM + 4)],
                                                        float (*Bs)[BK * (BN + 4)]) {
-    if ((blockIdx.x + 1) * BM <= M && (blockIdx.y + 1) * BN <= N)
+    const int bm0 = blockIdx.x * BM, bn0 = blockIdx.y * BN;
+    constexpr bool SHIFT = db_roomy<TM, TN, THREADS>();
+    const bool m_fast =
+        (blockIdx.x + 1) * BM <= M || (SHIFT && M >= BM && (!ALIGNED || M % 4 == 0));
+    const bool n_fast =
+        (blockIdx.y + 1) * BN <= N || (SHIFT && N >= BN && (!ALIGNED || !TB || N % 4 == 0));
+    // Without SHIFT the start goes in as is: through min() it cost medium 8%.
+    if (m_fast && n_fast)
         double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, false>(
-            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, As, Bs);
+            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
+            SHIFT ? min(bm0, M - BM) : bm0, SHIFT ? min(bn0, N - BN) : bn0, As, Bs);
     else
         double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, true>(
-            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, As, Bs);
+            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, bm0, bn0,
+            As, Bs);
 }
 
 }  // namespace sg
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
           bool TA, bool TB, bool ALIGNED>
-__global__ void __launch_bounds__(THREADS, (TM * TN <= 64 && THREADS <= 256) ? 2 : 1)
+__global__ void __launch_bounds__(THREADS, sg::db_min_blocks<TM, TN, THREADS>())
 sgemm_double_buffer(SGEMM_PARAMS) {
     constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
     SGEMM_BATCH_OFFSET();

@@ -333,22 +333,30 @@ __device__ __forceinline__ void mma_ktile(const float* __restrict__ As,
 // Epilogue: C(m0 + it*SA + u, n0 + jt*SB + v) <- alpha*acc + beta*C.  With
 // ALIGNED (C 16-byte aligned, ldc % 4 == 0) interior tiles go out as float4
 // along m; edge tiles store element by element with guards.
-template <int TM, int TN, int SA, int SB, bool ALIGNED, bool EDGE>
+// OWN (rung 9's shifted edge tiles): the tile was computed at [m0, n0), moved
+// back inside C, and the block owns only rows >= mlo and columns >= nlo; the
+// rows and columns before belong to the neighbouring block, which computes the
+// same values but must be the only one to read-modify-write them (beta != 0).
+// The caller keeps mlo - m0 a multiple of 4 when ALIGNED, so a float4 group is
+// owned whole or not at all.
+template <int TM, int TN, int SA, int SB, bool ALIGNED, bool EDGE, bool OWN = false>
 __device__ __forceinline__ void store_tile(const float (&acc)[TM][TN], float* __restrict__ C,
                                            long long ldc, int m0, int n0, int M, int N,
-                                           float alpha, float beta) {
+                                           float alpha, float beta, int mlo = 0, int nlo = 0) {
     constexpr bool interior = !EDGE;
 #pragma unroll
     for (int jt = 0; jt < TN / 4; ++jt)
 #pragma unroll
         for (int v = 0; v < 4; ++v) {
             const int n = n0 + jt * SB + v;
+            const bool own_n = !OWN || n >= nlo;
             float* col = C + (long long)n * ldc;
 #pragma unroll
             for (int it = 0; it < TM / 4; ++it) {
                 const int m = m0 + it * SA;
                 const int i = 4 * it, j = 4 * jt + v;
                 if (ALIGNED && interior) {
+                    if (!own_n || (OWN && m < mlo)) continue;
                     float4* p = reinterpret_cast<float4*>(col + m);
                     float4 r = make_float4(alpha * acc[i][j], alpha * acc[i + 1][j],
                                            alpha * acc[i + 2][j], alpha * acc[i + 3][j]);
@@ -360,7 +368,9 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TM][TN], float* __
                     *p = r;
                 } else if (interior) {
 #pragma unroll
-                    for (int u = 0; u < 4; ++u) store_c(col, m + u, acc[i + u][j], alpha, beta);
+                    for (int u = 0; u < 4; ++u)
+                        if (own_n && (!OWN || m + u >= mlo))
+                            store_c(col, m + u, acc[i + u][j], alpha, beta);
                 } else if (n < N) {
 #pragma unroll
                     for (int u = 0; u < 4; ++u)
