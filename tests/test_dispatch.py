@@ -360,6 +360,18 @@ def test_split_slices(k, split, bk):
     assert g["floats"] == g["slices"] * g["ldw"] * 30
 
 
+def test_split_slices_keep_the_remainder_short():
+    """Rounding the slice down keeps the split in one launch plus a short
+    remainder (rounding up gave 1021 / 2 -> 512 + 509, two serial launches)."""
+    assert schemes.split_slices(1021, 2, 32) == (480, 2, 61)
+    assert schemes.split_slices(1000, 4, 8) == (248, 4, 8)
+    assert schemes.split_slices(65536, 64, 8) == (1024, 64, 0)
+    for k in range(1, 3000, 7):
+        for split in (2, 3, 4, 8, 16):
+            kc, full, rem = schemes.split_slices(k, split, 16)
+            assert full * kc + rem == k and 0 <= rem < kc and full <= max(split, 1)
+
+
 def test_splitk_factor_bounds():
     for m, n, k in [(256, 256, 65536), (64, 64, 1 << 20), (1024, 1024, 4096)]:
         t = schemes.SPLITK_CONFIGS["large"]

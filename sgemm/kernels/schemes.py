@@ -240,13 +240,25 @@ SPLITK = _tile_spec(32, "splitk", "scheme split-K: slices to a workspace + order
 def split_slices(k: int, split_k: int, bk: int) -> tuple[int, int, int]:
     """(slice depth kc, full slices, remainder): kc is a multiple of bk (and of
     4, so slice offsets keep float4 alignment); the remainder, if any, is one
-    more, shorter slice."""
+    more, shorter slice -- a second launch after the full slices, so its depth
+    adds to theirs.  Of kc rounded up and kc rounded down, the one with the
+    shorter kc + remainder: rounding up alone turned 1021 / 2 into 512 + 509
+    (two serial launches of nearly the whole K) where rounding down gives
+    2 x 480 in one launch + 61; 1000 / 4 into 3 x 256 + 232 where down gives
+    4 x 248 + 8 (rung 9 large at 1000^3: 83.7 -> 58.5 us,
+    bench/results/edges-h200-2026-11-22.log)."""
     split_k = max(1, min(split_k, k))
     unit = max(bk, 4)
-    kc = math.ceil(k / split_k / unit) * unit
-    full = k // kc
-    rem = k - full * kc
-    return kc, full, rem
+
+    def cut(kc):
+        full = k // kc
+        return kc, full, k - full * kc
+
+    up = cut(math.ceil(k / split_k / unit) * unit)
+    down = cut(max(unit, k // split_k // unit * unit))
+    if down[1] > split_k:           # more full slices than asked for: keep the split
+        return up
+    return min(up, down, key=lambda g: (g[0] + g[2], g[1]))
 
 
 # ---- gemv / tall-skinny ----------------------------------------------------------
