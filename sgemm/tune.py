@@ -271,12 +271,13 @@ def _wave_splits(spec: KernelSpec, prob: Problem, cfg: TileParams, dev: DeviceIn
     """Split-K variants of a large named config (>= 128x128) for a grid that
     leaves SMs idle: the split whose block count comes closest to whole waves
     (blocks per SM as the tile's shared memory and threads allow), slices
-    >= 256 deep.  Small named tiles already have many blocks; their split
-    variants would only crowd the candidate cap.  The
+    >= 128 deep (1000^3: rung 9 large in 4 slices of 248, 0.90x cuBLAS).
+    Small named tiles already have many blocks; their split variants would
+    only crowd the candidate cap.  The
     cost model ranked the hand-tuned tiles' split variants out, so deep-K
     shapes ran 64x64 slices at ~0.8x cuBLAS (256x256x65536 took 32 slices of
     128x64 where rung 9's 256x128 tile with 64 slices is one full wave)."""
-    if prob.batch != 1 or prob.k < 1024 or cfg.BM * cfg.BN < 128 * 128:
+    if prob.batch != 1 or prob.k < 512 or cfg.BM * cfg.BN < 128 * 128:
         return []
     base = _blocks(spec, prob, cfg.replace(split_k=1))
     wave = blocks_per_sm(spec, cfg, dev) * dev.sm_count
@@ -285,7 +286,7 @@ def _wave_splits(spec: KernelSpec, prob: Problem, cfg: TileParams, dev: DeviceIn
     scored = []
     for sk in SPLITS:
         q = cfg.replace(split_k=sk)
-        if prob.k // sk < 256 or _relevant(spec, prob, q):
+        if prob.k // sk < 128 or _relevant(spec, prob, q):
             continue
         waves = base * sk / wave
         fill = waves / math.ceil(waves)            # busy fraction of the last wave
@@ -309,6 +310,18 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee", per_spec
         seen.add((hs.source, hs.function, hp))
     except Exception:  # noqa: BLE001 -- no heuristic choice: still search
         pass
+    # The incumbent: what the tables already hold for this shape class, so a
+    # retune never loses a winner that fell out of the candidate cap
+    # (64x16384x4096 went 231 -> 278 us when the named split variants pushed
+    # the old winner, swizzle 256x64 split 2, past the 40th place).
+    try:
+        inc = dispatch.lookup(prob, dev, precision)
+    except Exception:  # noqa: BLE001
+        inc = None
+    if inc is not None and (inc[0].source, inc[0].function, inc[1]) not in seen:
+        out.append(Candidate(inc[0], inc[1], predicted_time(inc[0], prob, inc[1], dev),
+                             source="table"))
+        seen.add((inc[0].source, inc[0].function, inc[1]))
     deep = prob.batch == 1 and prob.k >= max(prob.m, prob.n) and prob.k >= 512
     per: list[list[Candidate]] = []
     named: list[Candidate] = []
