@@ -317,8 +317,8 @@ def _large_split(big: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams 
     """Rule b': rung 9's 256x128 tile split over K so that tiles x slices make
     one wave (one block per SM), slices >= 512 deep, aligned operands and the
     tiles mostly inside C.  Measured on the H200 (bench/results/
-    suite-pdl-h200-2026-11-22.json): 256x256x65536 0.96x cuBLAS with 64 slices,
-    512x512x16384 0.98x with 16, against 0.79-0.80x for 64x64 slices."""
+    suite-session3-h200-2026-11-22.json): 256x256x65536 0.96x cuBLAS with 64
+    slices, 512x512x16384 0.98x with 16, against 0.79-0.80x for 64x64 slices."""
     p = big.configs.get("large")
     if p is None or not prob.aligned or big.can_implement(p, dev.smem_optin):
         return None
