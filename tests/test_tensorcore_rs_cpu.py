@@ -159,3 +159,28 @@ def test_rs_spec_registered():
     assert s.can_implement(big.replace(TM=2))           # no PROMO > 1 with RS
     assert s.can_implement(big.replace(threads=384))    # 2 producers + 2 consumers
     assert s.can_implement(big.replace(TN=5))           # PIPE is 1..4
+
+
+def test_every_lane_that_reads_a_stage_releases_it():
+    """racecheck, 2026-11-22 (docs/notes/tensorcore.md): all 32 lanes of a
+    consumer warp read raw A from a stage (ldmatrix / ld.shared), so every one
+    of them must arrive on empty[stage] before the A producer's cp.asyncs of
+    tile kt + STAGES overwrite it; one arrive per warp (lane 0, as in 21,
+    where only wgmma reads the stage) left lanes 1..31 unordered: a WAR."""
+    import re
+    from pathlib import Path
+    src = (Path(__file__).resolve().parent.parent / "sgemm" / "kernels" / "cuda" /
+           "22_tf32x3_wgmma_rs.cu").read_text()
+    consume = src[src.index("__device__ __forceinline__ void consume("):
+                  src.index("__device__ __forceinline__ void body(")]
+    arrives = [ln.strip() for ln in consume.splitlines()
+               if "mbar_arrive" in ln and not ln.strip().startswith("//")]
+    assert arrives == ["tc21::mbar_arrive(smem_u32(&empty_bar[s]));"], arrives
+    init = re.search(r"mbar_init\(smem_u32\(&empty_bar\[s\]\), ([^)]*)\)", src).group(1)
+    assert init == "128 * CW", init
+    # ...and every lane does read the stage (both A layouts, every warp).
+    for BM in (64, 128):
+        for kcont in (True, False):
+            for row0 in range(0, BM, 16):
+                addr = frag_addresses(BM, kcont, row0, 0)
+                assert all(addr[lane] for lane in range(32))

@@ -301,7 +301,15 @@ __device__ __forceinline__ void consume(int M, int N, int K, float alpha,
         tc21::fence_acc(part);
         fence_frag(hi);
         fence_frag(lo);
-        if (lane == 0) tc21::mbar_arrive(smem_u32(&empty_bar[s]));
+        // Every consumer thread arrives (empty count 128 per consumer warpgroup),
+        // not lane 0 of each warp as in 21: here all 32 lanes read raw A from
+        // stage s with generic-proxy loads (ldmatrix / ld.shared), and one
+        // lane's release does not order the other lanes' reads before the A
+        // producer's cp.asyncs of tile kt + STAGES into the same stage.  A
+        // __syncwarp() before a lane-0 arrive would order them too, but ptxas
+        // turns it into a NOP and racecheck still reports the WAR
+        // (docs/notes/tensorcore.md, "2026-11-22: racecheck on the RS kernel").
+        tc21::mbar_arrive(smem_u32(&empty_bar[s]));
         // promotion: round-to-nearest FADDs (the tensor cores truncate)
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[i] += part[i];
@@ -349,7 +357,7 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
         for (int s = 0; s < STAGES; ++s) {
             // 128 async arrivals (A copies landed) + 128 B producer threads
             tc21::mbar_init(smem_u32(&full_bar[s]), 256);
-            tc21::mbar_init(smem_u32(&empty_bar[s]), 4 * CW);   // lane 0 of each consumer warp
+            tc21::mbar_init(smem_u32(&empty_bar[s]), 128 * CW);  // every consumer thread
         }
         b_bad = 0;
         for (int c = 0; c < CW; ++c) a_bad[c] = 0;
