@@ -520,7 +520,7 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
                                      batch=1))
             for part in parts:
                 for piece in _split_for_grid(part, spec, base_params):
-                    aligned = spec.vector_loads and piece.aligned
+                    aligned = spec.aligned_for(piece)
                     k = launcher.get_kernel(spec, base_params, piece.ta, piece.tb, aligned, dev)
                     cls = _WL if first else Launch
                     kw = {"workspace": owner} if first else {}
@@ -587,7 +587,7 @@ def fused_launches(problems: list[Problem], spec: KernelSpec, params: TileParams
         ws = cnt + 4 * head
     out: list = []
     for sub, kc, nsl in jobs:
-        aligned = spec.vector_loads and sub.aligned
+        aligned = spec.aligned_for(sub)
         k = launcher.get_kernel(spec, base, sub.ta, sub.tb, aligned, dev)
         gx, gy, _ = spec.grid(sub, base)
         if nsl == 1:

@@ -97,7 +97,7 @@ def direct_launches(problems: list[Problem], spec: KernelSpec, p: TileParams,
     out = []
     for prob in problems:
         for piece in _split_for_grid(prob, spec, p):
-            aligned = spec.vector_loads and piece.aligned
+            aligned = spec.aligned_for(piece)
             k = launcher.get_kernel(spec, p, piece.ta, piece.tb, aligned, dev)
             out.append(Launch(k, spec.grid(piece, p), spec.block(p),
                               spec.dynamic_smem(p), spec.args(piece)))

@@ -611,3 +611,17 @@ def test_splitk_launches_emulated(monkeypatch, m, n, k, ta, tb, split, bk):
     np.testing.assert_allclose(C, 0.5 * opA @ opB - 2.0 * C0, rtol=1e-12, atol=1e-12)
     kc, full, rem = schemes.split_slices(k, split, bk)
     assert len(ls) == (1 if full else 0) + (1 if rem else 0) + 1
+
+
+def test_rs_kernel_takes_float4_copies_only_for_whole_chunks():
+    """The 3xTF32 RS kernel copies raw A in 16-byte chunks when ALIGNED; a
+    partial last chunk would name bytes past the operand, so A's contiguous
+    extent must be a multiple of 4 (k with TA, m without)."""
+    rs = registry.get("tf32x3_wgmma_rs")
+    assert rs.aligned_for(prob(128, 128, 128))
+    assert rs.aligned_for(prob(128, 128, 129, ta=False))        # m contiguous: fine
+    assert not rs.aligned_for(prob(128, 128, 129, ta=True))     # k contiguous: 129 % 4
+    assert not rs.aligned_for(prob(127, 128, 128, ta=False))
+    assert not rs.aligned_for(prob(128, 128, 128, aligned=False))
+    tile = registry.get("tile")                                  # no extra check
+    assert tile.aligned_for(prob(127, 128, 129, ta=True))

@@ -60,6 +60,13 @@ class KernelSpec:
     pdl: bool | None = None
     extra: dict = field(default_factory=dict)
 
+    def aligned_for(self, prob: Problem) -> bool:
+        """Whether to launch the ALIGNED (float4) instantiation for this
+        problem: the spec takes the flag, the operands allow 16-byte access,
+        and the spec's own ``extra["aligned_ok"]`` check (if any) agrees."""
+        ok = self.extra.get("aligned_ok")
+        return self.vector_loads and prob.aligned and (ok is None or ok(prob))
+
     @property
     def uses_pdl(self) -> bool:
         return self.precision == "ieee" if self.pdl is None else self.pdl
