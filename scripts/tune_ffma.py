@@ -465,25 +465,10 @@ def _arg(name, default=None):
 
 
 def time_fn(enqueue, stream, reps=15, target_ms=0.5, warmup=3):
-    """Median ms per call: CUDA events around batches of ~target_ms of calls."""
-    for _ in range(warmup):
-        enqueue()
-    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-    e0.record(stream)
-    enqueue()
-    e1.record(stream)
-    e1.synchronize()
-    one = max(cp.cuda.get_elapsed_time(e0, e1), 1e-3)
-    n = int(min(max(1, math.ceil(target_ms / one)), 500))
-    ts = []
-    for _ in range(reps):
-        e0.record(stream)
-        for _ in range(n):
-            enqueue()
-        e1.record(stream)
-        e1.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(e0, e1) / n)
-    ts.sort()
+    """Median ms per call: CUDA events around batches of ~target_ms of calls
+    (sgemm.tune.batch_times, the tuner's own timing)."""
+    from sgemm.tune import batch_times
+    ts, n = batch_times(enqueue, stream, reps, target_ms, warmup)
     return {"median_ms": ts[len(ts) // 2], "min_ms": ts[0], "max_ms": ts[-1], "batch": n}
 
 

@@ -52,6 +52,7 @@ FIELD_VALUES = {
 GEMV_VALUES = {"BM": (1, 2, 4, 8, 16, 32, 64, 128), "BN": (1, 2, 4, 8, 16, 32, 64, 128),
                "BK": (256, 512, 1024, 2048), "threads": (256, 512, 1024)}
 SPLITS = (2, 4, 8, 16, 32, 64, 128, 256)   # 256: 128x128x131072 on 128x128 tiles, 2 blocks/SM
+REGS_PER_SM = 65536          # every arch from sm_50 to sm_90
 SPACE_CAP = 400_000          # products larger than this are sampled
 
 # Device models for --dry-run and CPU tests (numbers from the datasheets).
@@ -175,13 +176,9 @@ def blocks_per_sm(spec: KernelSpec, p: TileParams, dev: DeviceInfo) -> int:
     addresses; rung 9's 256x128 tile with 16x8 per thread holds one block)."""
     smem = spec.static_smem(p) + spec.dynamic_smem(p)
     regs = min(255, max(p.TM * p.TN, 1) + 40)
-    by_regs = dev_regs_per_sm(dev) // (max(p.threads, 32) * ((regs + 7) // 8 * 8))
+    by_regs = REGS_PER_SM // (max(p.threads, 32) * ((regs + 7) // 8 * 8))
     return max(1, min(2048 // max(p.threads, 32), 32, by_regs,
                       dev.smem_per_sm // smem if smem else 32))
-
-
-def dev_regs_per_sm(dev: DeviceInfo) -> int:
-    return 65536          # every arch from sm_50 to sm_90
 
 
 def predicted_time(spec: KernelSpec, prob: Problem, p: TileParams, dev: DeviceInfo) -> float:
@@ -456,6 +453,16 @@ def time_launches(launches: list, stream, reps: int = 5, target_ms: float = 0.5,
         per = 1
         run_once = enqueue
 
+    times, _ = batch_times(run_once, stream, reps, target_ms, warmup, per)
+    return times[len(times) // 2]
+
+
+def batch_times(run_once, stream, reps: int = 5, target_ms: float = 0.5, warmup: int = 2,
+                per: int = 1) -> tuple[list[float], int]:
+    """Sorted ms per call of run_once (which makes ``per`` calls) on a CuPy
+    stream: warm-up, then CUDA events around ``reps`` batches sized to about
+    target_ms.  Returns (times, calls of run_once per batch)."""
+    import cupy
     for _ in range(warmup):
         run_once()
     e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
@@ -474,7 +481,7 @@ def time_launches(launches: list, stream, reps: int = 5, target_ms: float = 0.5,
         e1.synchronize()
         times.append(cupy.cuda.get_elapsed_time(e0, e1) / (n * per))
     times.sort()
-    return times[len(times) // 2]
+    return times, n
 
 
 def scratch_problems(problems: list[Problem], device_id: int):

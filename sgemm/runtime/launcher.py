@@ -21,10 +21,7 @@ def pdl_enabled(spec: KernelSpec, dev: DeviceInfo) -> bool:
     must wait on griddepcontrol first (spec.uses_pdl), the GPU must be sm_90+,
     and SGEMM_PDL=0 turns it off (for A/B timing)."""
     import os
-    mode = os.environ.get("SGEMM_PDL", "1")
-    if mode == "noreduce" and spec.name.startswith("splitk_reduce"):
-        return False        # A/B: split-K's reduction launched without PDL
-    return spec.uses_pdl and dev.cc_int >= 90 and mode != "0"
+    return spec.uses_pdl and dev.cc_int >= 90 and os.environ.get("SGEMM_PDL", "1") != "0"
 
 
 def get_kernel(spec: KernelSpec, p: TileParams, ta: bool, tb: bool, aligned: bool,

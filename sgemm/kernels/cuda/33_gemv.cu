@@ -37,6 +37,22 @@ __device__ __forceinline__ void zero(float (&a)[S]) {
     for (int s = 0; s < S; ++s) a[s] = 0.0f;
 }
 
+// k-row p of the staged small operand, Ys[p][0..S): one broadcast read per
+// float4 when S allows it.
+template <int S>
+__device__ __forceinline__ void load_y(const float* Ys, int p, float (&y)[S]) {
+    if constexpr (S % 4 == 0) {
+#pragma unroll
+        for (int s = 0; s < S; s += 4) {
+            const float4 t = *reinterpret_cast<const float4*>(Ys + p * S + s);
+            y[s] = t.x; y[s + 1] = t.y; y[s + 2] = t.z; y[s + 3] = t.w;
+        }
+    } else {
+#pragma unroll
+        for (int s = 0; s < S; ++s) y[s] = Ys[p * S + s];
+    }
+}
+
 }  // namespace s33
 
 template <int BM, int BN, int BK, int THREADS, bool TA, bool TB, bool ALIGNED>
@@ -232,16 +248,7 @@ sgemm_gemv(SGEMM_PARAMS) {
                 for (int u = 0; u < U; ++u) {
                     const int p = warp + (g + u) * WARPS;
                     float y[S];
-                    if constexpr (S % 4 == 0) {
-#pragma unroll
-                        for (int s = 0; s < S; s += 4) {
-                            const float4 t = *reinterpret_cast<const float4*>(Ys + p * S + s);
-                            y[s] = t.x; y[s + 1] = t.y; y[s + 2] = t.z; y[s + 3] = t.w;
-                        }
-                    } else {
-#pragma unroll
-                        for (int s = 0; s < S; ++s) y[s] = Ys[p * S + s];
-                    }
+                    s33::load_y<S>(Ys, p, y);
 #pragma unroll
                     for (int v = 0; v < V; ++v)
 #pragma unroll
@@ -292,12 +299,6 @@ sgemm_gemv(SGEMM_PARAMS) {
 // so a k-row's S values are one broadcast read.
 namespace s33 {
 
-__device__ __forceinline__ unsigned count_in(unsigned* p) {
-    unsigned old;
-    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(old) : "l"(p) : "memory");
-    return old;
-}
-
 // X(r .. r+3, k) for lanes along r; zero outside rcount / when !kin.
 template <bool KCONT, bool VEC>
 __device__ __forceinline__ float4 load_x(const float* __restrict__ X, int r, int k, long long ldx,
@@ -333,16 +334,7 @@ __device__ __forceinline__ void wide_rows(float (&acc)[V][4][S], const float* __
             if (g + u >= rows) break;
             const int p = warp + (g + u) * WARPS;
             float y[S];
-            if constexpr (S % 4 == 0) {
-#pragma unroll
-                for (int s = 0; s < S; s += 4) {
-                    const float4 t = *reinterpret_cast<const float4*>(Ys + p * S + s);
-                    y[s] = t.x; y[s + 1] = t.y; y[s + 2] = t.z; y[s + 3] = t.w;
-                }
-            } else {
-#pragma unroll
-                for (int s = 0; s < S; ++s) y[s] = Ys[p * S + s];
-            }
+            s33::load_y<S>(Ys, p, y);
 #pragma unroll
             for (int v = 0; v < V; ++v)
 #pragma unroll
@@ -474,24 +466,14 @@ sgemm_gemv_wide(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ coun
 
     __threadfence();
     __syncthreads();
-    if (tid == 0) is_last = s33::count_in(counters + tile) == (unsigned)(NS - 1);
+    if (tid == 0) is_last = sg::count_in(counters + tile) == (unsigned)(NS - 1);
     __syncthreads();
     if (!is_last) return;
     __threadfence();
     const float* slots = W + tile * NS * (long long)(S * RB);
     for (int e = tid; e < S * RB; e += THREADS) {
         const int s = e / RB, r = e % RB;
-        // 8 slots in flight before the ordered adds (see 34_splitk_fused.cu)
-        float t = __ldcg(slots + e);
-        for (int q0 = 1; q0 < NS; q0 += 8) {
-            float u[8];
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-                if (q0 + i < NS) u[i] = __ldcg(slots + (long long)(q0 + i) * (S * RB) + e);
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-                if (q0 + i < NS) t += u[i];
-        }
+        const float t = sg::sum_slots(slots, S * RB, NS, e);     // slots in order
         if (s < scount && r < rcount) {
             const long long o = SMALL_M ? (long long)(r0 + r) * ldc + (s0 + s)
                                         : (long long)(s0 + s) * ldc + (r0 + r);

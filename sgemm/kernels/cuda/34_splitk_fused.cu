@@ -29,19 +29,6 @@
 // kernel is an ordinary SGEMM: the direct-launch contract of every spec.
 #include "30_tile.cu"
 
-namespace s34 {
-
-// Release/acquire increment at GPU scope: the partial-tile stores ordered
-// before it (via __syncthreads + the fence in every thread) are visible to
-// whichever block observes the incremented value.
-__device__ __forceinline__ unsigned count_in(unsigned* p) {
-    unsigned old;
-    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(old) : "l"(p) : "memory");
-    return old;
-}
-
-}  // namespace s34
-
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int STAGES,
           bool TA, bool TB, bool ALIGNED>
 __global__ void __launch_bounds__(THREADS, (THREADS <= 256 ? 512 / THREADS : 1))
@@ -86,27 +73,15 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
     // 2. publish: each thread's stores are ordered before the block's count.
     __threadfence();
     __syncthreads();
-    if (tid == 0) is_last = s34::count_in(counters + tix) == (unsigned)(S - 1);
+    if (tid == 0) is_last = sg::count_in(counters + tix) == (unsigned)(S - 1);
     __syncthreads();
     if (!is_last) return;
     __threadfence();    // the slots read below come after the count observed above
 
-    // 3. the last block: every thread sums whole float4s of the tile, slices in
-    //    order 0..S-1, read through L2 (__ldcg: another SM wrote them).
-    // Loads go out 8 slices at a time before any is added (one block does
-    // this for the whole tile: with one load in flight per add, measured
-    // ~18 us of tail at S = 16; the adds keep the order 0..S-1).
+    // 3. the last block: every thread sums whole float4s of the tile over the
+    //    slices in order 0..S-1 (sg::sum_slots).
     for (int e = tid; e < G * NT; e += THREADS) {
-        float4 s = __ldcg(slots + e);
-        for (int q0 = 1; q0 < S; q0 += 8) {
-            float4 u[8];
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-                if (q0 + i < S) u[i] = __ldcg(slots + (long long)(q0 + i) * (G * NT) + e);
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-                if (q0 + i < S) { s.x += u[i].x; s.y += u[i].y; s.z += u[i].z; s.w += u[i].w; }
-        }
+        const float4 s = sg::sum_slots(slots, G * NT, S, e);
         int m, n;                        // back to the thread tile this float4 came from
         tile.coord(e, m, n);
         if (n < N && m < M) s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);

@@ -78,4 +78,38 @@ __device__ __forceinline__ float4 ld4(const float* p) {
     return *reinterpret_cast<const float4*>(p);
 }
 
+// ---- one-launch split-K (34_splitk_fused.cu, gemv_wide in 33_gemv.cu) ----
+// Release/acquire increment at GPU scope: the partial-tile stores ordered
+// before it (via __syncthreads + the fence in every thread) are visible to
+// whichever block observes the incremented value.
+__device__ __forceinline__ unsigned count_in(unsigned* p) {
+    unsigned old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(old) : "l"(p) : "memory");
+    return old;
+}
+
+__device__ __forceinline__ void add_to(float& a, float b) { a += b; }
+__device__ __forceinline__ void add_to(float4& a, float4 b) {
+    a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w;
+}
+
+// Element e of n slots `stride` apart, summed in slot order 0..n-1 (the same
+// bits whichever block sums them), read through L2 (__ldcg: other SMs wrote
+// them).  Loads go out 8 slots at a time before any is added: with one load
+// in flight per add, the last block's tail measured ~18 us at 16 slots.
+template <class T>
+__device__ __forceinline__ T sum_slots(const T* slots, long long stride, int n, long long e) {
+    T s = __ldcg(slots + e);
+    for (int q0 = 1; q0 < n; q0 += 8) {
+        T u[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            if (q0 + i < n) u[i] = __ldcg(slots + (long long)(q0 + i) * stride + e);
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            if (q0 + i < n) add_to(s, u[i]);
+    }
+    return s;
+}
+
 }  // namespace sg
