@@ -535,7 +535,7 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
             grid = (math.ceil(prob.m / (256 * v)), min(prob.n, 65535), 1)
             args = (np.int32(prob.m), np.int32(prob.n), np.int32(g["slices"]), ws, ldw, sw,
                     np.float32(prob.alpha), np.float32(prob.beta), c0, prob.ldc)
-            out.append(Launch(kr, grid, 256, 0, args))
+            out.append(Launch(kr, grid, 256, 0, args, role="epilogue"))
     return out
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import packing
 from . import validate as V
 from .arrays import ArrayDesc, current_stream, describe, empty_like_package, to_device
 from .errors import ArgumentError
@@ -36,6 +37,7 @@ class Launch:
     block: int
     smem: int
     args: tuple
+    role: str = "gemm"     # or "copy" (the pack scheme's copies), "epilogue"
 
 
 def _split_for_grid(prob: Problem, spec: KernelSpec, p: TileParams) -> list[Problem]:
@@ -75,6 +77,9 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
             return None, None, "noop", []
         spec, params, scheme = SCALE, SCALE.configs["default"], "scale"
     else:
+        if kernel in (None, "auto") and len(problems) == 1 and packing.wants_pack(
+                first, precision or "ieee"):   # unaligned operands: copy, then aligned kernel
+            return packing.pack_launches(first, dev, precision or "ieee")
         spec, params, scheme = dispatch.select(first, dev, kernel, precision)
         why = spec.can_implement(params, dev.smem_optin)
         if why:
@@ -227,12 +232,15 @@ class Plan:
     # -- inspection ---------------------------------------------------------------
     @property
     def grid(self):
-        return self.launches[0].grid if self.launches else (0, 0, 0)
+        """The grid of the (first) GEMM launch."""
+        gemm = [l for l in self.launches if l.role == "gemm"] or self.launches
+        return gemm[0].grid if gemm else (0, 0, 0)
 
     @property
     def waves(self) -> float:
-        """Blocks over SMs (one resident block per SM assumed): 1.0 is one full wave."""
-        blocks = sum(math.prod(l.grid) for l in self.launches)
+        """GEMM blocks over SMs (one resident block per SM assumed): 1.0 is one
+        full wave.  Copies and epilogues (split-K's reduction) do not count."""
+        blocks = sum(math.prod(l.grid) for l in self.launches if l.role == "gemm")
         return blocks / self.device.sm_count
 
     def __repr__(self) -> str:

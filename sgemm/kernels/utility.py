@@ -1,4 +1,5 @@
-"""Kernels that are not GEMMs: C <- beta*C for netlib's alpha == 0 / k == 0 case."""
+"""Kernels that are not GEMMs: C <- beta*C for netlib's alpha == 0 / k == 0 case,
+and the pack copy of unaligned operands (sgemm/packing.py)."""
 from __future__ import annotations
 
 import math
@@ -19,4 +20,11 @@ SCALE = KernelSpec(
 )
 
 
-UTILITY = [SCALE]
+PACK = KernelSpec(
+    id=-37, name="pack", source="37_pack.cu", function="pack_operands",
+    title="copy A/B into 16-byte-aligned zero-padded panels (pack scheme)",
+    seed="BLAS packing (GotoBLAS), applied only to unaligned operands",
+    template_fields=(), configs={"default": TileParams(threads=256)}, plain=True,
+)
+
+UTILITY = [SCALE, PACK]

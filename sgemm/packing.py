@@ -1,0 +1,193 @@
+"""The pack scheme: unaligned operands are copied into aligned panels first.
+
+Why: the fast FFMA kernels read 16 bytes per load only when every column of
+an operand starts on a 16-byte boundary (``Problem.aligned``).  A call with
+an odd leading dimension (1023 x 1021 row-major, 4097 x 4093, any view with an
+odd row pitch) gets their scalar instantiations, which measured 0.80x cuBLAS
+at 1023x1025x1021 against 1.21x for 1024^3 (bench/results/
+suite-session3-h200-2026-11-22.json).  Copying A and B costs one read and one
+write of each, which is small next to the GEMM when m, n and k are all large.
+
+How (all in one plan, stream-ordered, PDL between the launches):
+
+1. ``pack_operands`` (kernels/cuda/37_pack.cu) copies the operands that need
+   it into one workspace, leading dimension rounded up to a multiple of 4 and
+   zero padding, so op(A) has m4 = ceil4(m) rows and op(B) n4 = ceil4(n)
+   columns.  An operand that is already aligned with its m/n a multiple of 4
+   is used in place.
+2. The aligned problem m4 x n4 x k goes through the ordinary dispatcher
+   (tuned table, heuristic) with alpha = 1, beta = 0, into a workspace C'.
+   When its own scheme is split-K, the reduction launch is redirected to the
+   real C instead (the slices are already in a workspace), so there is no C'.
+3. Otherwise ``splitk_reduce`` with one slice applies C = alpha*C' + beta*C to
+   the real m x n block (beta == 0 never reads C, as everywhere).
+
+When: ``wants_pack`` -- FP32 auto dispatch, one problem (no batch), operands
+not float4-aligned, and at least PACK_MIN_INTENSITY flops per byte of extra
+traffic (the copies plus C' written and read), so that the copies stay a
+small part of the GEMM.  ``SGEMM_PACK=0`` turns the scheme off;
+``SGEMM_PACK=always`` drops the intensity test (for measuring where it pays).
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import replace
+
+import numpy as np
+
+from .problem import Problem
+
+# Flops per extra byte above which packing pays.  The copies move bytes at
+# ~3 TB/s while the GEMM runs at ~40 TFLOPS, so at 48 flop/B they cost about
+# a quarter of the GEMM's time, which is what the scalar loads lose at
+# 1023x1025x1021 (0.80x against 1.0-1.2x aligned); set from the pack on/off
+# sweep in docs/notes/dispatch.md.
+PACK_MIN_INTENSITY = 48.0
+
+
+def _ceil4(x: int) -> int:
+    return -(-x // 4) * 4
+
+
+def enabled() -> bool:
+    return os.environ.get("SGEMM_PACK", "1") not in ("0", "off", "no", "")
+
+
+def _operand_ok(ptr: int, ld: int, extent: int) -> bool:
+    """Usable in place: 16-byte base, ld a multiple of 4, and its m or n
+    extent a multiple of 4 (so m4 = m, n4 = n)."""
+    return ptr % 16 == 0 and ld % 4 == 0 and extent % 4 == 0
+
+
+def _c_in_place(prob: Problem) -> bool:
+    return _operand_ok(prob.c, prob.ldc, prob.m) and prob.n % 4 == 0
+
+
+def extra_bytes(prob: Problem) -> int:
+    """Bytes the scheme adds: read + write of each copied operand, and C'
+    written by the GEMM and read by the epilogue when C is not usable."""
+    n = 0
+    if not _operand_ok(prob.a, prob.lda, prob.m):
+        n += 8 * prob.m * prob.k
+    if not _operand_ok(prob.b, prob.ldb, prob.n):
+        n += 8 * prob.k * prob.n
+    if not _c_in_place(prob):
+        n += 8 * prob.m * prob.n
+    return n
+
+
+def wants_pack(prob: Problem, precision: str = "ieee") -> bool:
+    if not enabled() or precision != "ieee" or prob.batch != 1 or prob.aligned:
+        return False
+    if min(prob.m, prob.n, prob.k) < 64:       # gemv and thin shapes: never worth it
+        return False
+    from .dispatch import WORKSPACE_MAX_BYTES
+    nbytes = extra_bytes(prob)
+    need = 0.0 if os.environ.get("SGEMM_PACK") == "always" else PACK_MIN_INTENSITY
+    return (nbytes > 0 and prob.flops >= need * nbytes
+            and 4 * workspace_floats(prob) <= WORKSPACE_MAX_BYTES)
+
+
+def _panel(ta: bool, dim: int, k: int) -> tuple[int, int, int, int]:
+    """(rows, cols, ld, cols_pad) of an operand's column-major panel and of
+    its packed copy.  `dim` is its extent along m (A) or n (B); `ta` says it
+    is k-contiguous (A with ta, B without tb): a k x dim panel, else dim x k.
+    The copy's ld is rounded up to 4 and the m/n direction padded to 4."""
+    if ta:
+        return k, dim, _ceil4(k), _ceil4(dim)
+    return dim, k, _ceil4(dim), k
+
+
+def _jobs(prob: Problem) -> list[tuple]:
+    """(rows, cols, src, ld, ldd, cols_pad, offset) of each copied operand,
+    A first; offsets in floats into the workspace."""
+    jobs, off = [], 0
+    for ptr, ld, kcont, dim in ((prob.a, prob.lda, prob.ta, prob.m),
+                                (prob.b, prob.ldb, not prob.tb, prob.n)):
+        if _operand_ok(ptr, ld, dim):
+            jobs.append(None)
+            continue
+        rows, cols, ldd, cpad = _panel(kcont, dim, prob.k)
+        jobs.append((rows, cols, ptr, ld, ldd, cpad, off))
+        off += ldd * cpad
+    return jobs
+
+
+def _inner(prob: Problem, a, lda, b, ldb, c, ldc) -> Problem:
+    """The aligned m4 x n4 x k problem on the copies; alpha, beta stay with
+    the epilogue unless C itself is written (c is None: placeholder)."""
+    direct = _c_in_place(prob)
+    return Problem(m=_ceil4(prob.m), n=_ceil4(prob.n), k=prob.k, ta=prob.ta, tb=prob.tb,
+                   a=a, lda=lda, b=b, ldb=ldb, c=c, ldc=ldc,
+                   alpha=prob.alpha if direct else 1.0, beta=prob.beta if direct else 0.0)
+
+
+def workspace_floats(prob: Problem) -> int:
+    jobs = [j for j in _jobs(prob) if j is not None]
+    used = jobs[-1][6] + jobs[-1][4] * jobs[-1][5] if jobs else 0
+    return used if _c_in_place(prob) else used + _ceil4(prob.m) * _ceil4(prob.n)
+
+
+def pack_launches(prob: Problem, dev, precision: str = "ieee"):
+    """(spec, params, scheme, launches) of the pack scheme for one problem."""
+    from .dispatch import _launch_cls, allocate_workspace, select
+    from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC
+    from .kernels.utility import PACK
+    from .plan import prepare
+    from .runtime import launcher
+
+    m4, n4 = _ceil4(prob.m), _ceil4(prob.n)
+    ja, jb = _jobs(prob)
+    jobs = [j for j in (ja, jb) if j is not None]
+    used = jobs[-1][6] + jobs[-1][4] * jobs[-1][5] if jobs else 0
+    c_direct = _c_in_place(prob)
+    # The inner problem's scheme decides whether C' is needed: split-K sums
+    # its slices straight into C.  Placeholder pointers are 16-byte aligned.
+    probe = _inner(prob, 0, ja[4] if ja else prob.lda, 0, jb[4] if jb else prob.ldb,
+                   0, prob.ldc if c_direct else m4)
+    *_, probe_scheme = select(probe, dev, "auto", precision)
+    need_cp = not c_direct and probe_scheme != "splitk"
+    owner, ws = allocate_workspace(used + (m4 * n4 if need_cp else 0), dev.id)
+    a = ws + 4 * ja[6] if ja else prob.a
+    b = ws + 4 * jb[6] if jb else prob.b
+    if c_direct:
+        c, ldc = prob.c, prob.ldc
+    else:   # C' (or, for split-K, a C' that is never touched: m4 rows of pitch)
+        c, ldc = ws + 4 * used, m4
+    inner = _inner(prob, a, ja[4] if ja else prob.lda, b, jb[4] if jb else prob.ldb, c, ldc)
+    spec, params, scheme, gemm = prepare([inner], dev, "auto", precision)
+    if not c_direct and need_cp != (scheme != "splitk"):
+        raise RuntimeError(f"pack: the inner scheme changed from {probe_scheme} to {scheme}")
+    WL = _launch_cls()
+
+    # 1. the copies: one launch, z = operand (a second operand's slot repeats the first)
+    out = []
+    if jobs:
+        args = []
+        for rows, cols, src, ld, ldd, cpad, off in jobs + jobs[:1] * (2 - len(jobs)):
+            args += [np.int32(rows), np.int32(cols), src, ld, ws + 4 * off, ldd,
+                     np.int32(cpad)]
+        grid = (math.ceil(max(j[4] for j in jobs) / 1024), min(max(j[5] for j in jobs), 65535),
+                len(jobs))
+        kp = launcher.get_kernel(PACK, PACK.configs["default"], False, False, False, dev)
+        out.append(WL(kp, grid, 256, 0, tuple(args), role="copy", workspace=owner))
+    if c_direct:
+        return spec, params, "pack+" + scheme, out + gemm
+
+    # 2-3. the GEMM, then the epilogue into the real m x n block of C: for
+    # split-K the reduction of the slices itself, redirected from C' to C
+    if scheme == "splitk":
+        w, ldw, sw = gemm[-1].args[3:6]
+        slices, gemm = gemm[-1].args[2], gemm[:-1]
+    else:
+        slices, w, ldw, sw = np.int32(1), c, m4, m4 * n4
+    vec = prob.c % 16 == 0 and prob.ldc % 4 == 0
+    rspec = REDUCE_VEC if vec else REDUCE_SCALAR
+    kr = launcher.get_kernel(rspec, rspec.configs["default"], False, False, False, dev)
+    grid = (math.ceil(prob.m / (256 * (4 if vec else 1))), min(prob.n, 65535), 1)
+    args = (np.int32(prob.m), np.int32(prob.n), slices, w, ldw, sw,
+            np.float32(prob.alpha), np.float32(prob.beta), prob.c, prob.ldc)
+    # the last launch holds the workspace too (there may be no copy launch)
+    tail = WL(kr, grid, 256, 0, args, role="epilogue", workspace=owner)
+    return spec, params, "pack+" + scheme, out + gemm + [tail]
