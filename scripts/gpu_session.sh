@@ -16,8 +16,8 @@
 #             ladder rung at 2048^3 and rung 9 at 4096^3)
 #   tune      `sgemm tune` over $TUNE_SHAPES (default: the public suite), merged
 #             into a copy of the shipped table ($OUT/tuned-table.json)
-#   pack      the pack scheme's on/off sweep: bench/suite.py on
-#             bench/shapes/pack-2026-11-22.txt with SGEMM_PACK=0 and =always
+#   pack      heuristic only (no table) on bench/shapes/odd-2026-11-22.txt,
+#             with the pack scheme off and on
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
 #             when the tune step ran)
 # Writes logs and results under $OUT (the device tool brings them back; it
@@ -85,12 +85,13 @@ for step in "$@"; do
       export SGEMM_TUNED_TABLE="$table"
       summary+=("tune: $(tail -1 "$OUT/tune.log")") ;;
     pack)
-      for mode in 0 always; do
-        SGEMM_PACK=$mode python3 bench/suite.py --shapes bench/shapes/pack-2026-11-22.txt \
-          --no-graphs --no-host --out "$OUT/pack-$mode.json" 2>&1 | tee "$OUT/pack-$mode.log" \
-          | tail -14
+      # heuristic only (SGEMM_TUNED=0) on shapes outside the suite, pack off / on
+      for mode in 0 1; do
+        SGEMM_TUNED=0 SGEMM_PACK=$mode python3 bench/suite.py \
+          --shapes bench/shapes/odd-2026-11-22.txt --no-graphs --no-host \
+          --out "$OUT/odd-pack$mode.json" 2>&1 | tee "$OUT/odd-pack$mode.log" | tail -18
       done
-      summary+=("pack: $(grep -h -m1 -i geomean "$OUT"/pack-*.log | tr '\n' ' ')") ;;
+      summary+=("pack: $(grep -h -m1 -i geomean "$OUT"/odd-pack*.log | tr '\n' ' ')") ;;
     suite)
       python3 bench/suite.py --out "$OUT/suite.json" ${SUITE_ARGS:-} 2>&1 \
         | tee "$OUT/suite.log" | tail -70

@@ -20,7 +20,7 @@ Order of authority, first match wins:
                                          K over blocks; schemes.choose_gemv_wide)
      b. batch 1, k >= 4*max(m, n) and the output holds fewer than two waves of
         64x64 tiles:
-        b'. float4-aligned, 256x128 tiles >= 80 % inside C, and a power-of-two
+        b'. float4-aligned (or packed), 256x128 tiles >= 80 % inside C, and a power-of-two
             split of them fills one wave with slices >= 512 deep
                                       -> rung 9 'large', split-K (two launches)
         b.  otherwise                 -> split-K over the tile kernel (slices
@@ -34,18 +34,19 @@ Order of authority, first match wins:
                                          memory; schemes.choose_cluster)
      c. batch 1, 2mnk <= 2*512^3     -> small path (small tiles, BK=32, the
                                          largest tile whose grid fills the SMs)
-     d. float4-aligned operands, at least one wave of 256x128 tiles
-        (batch counted), >= 80 % of
-        the tiles' area inside C      -> rung 9 'large' (256x128x8, one block
-                                         per SM): the fastest FFMA kernel from
-                                         2048^3 up on an H200, 95-96 % of cuBLAS
-                                         at 4096^3-8192^3 (bench/results/
-                                         recheck-h200-2026-11-22.*) against
-                                         ~78 % for the tile kernel's 128x128
+     d. otherwise, FP32 with rung 9  -> rung 9 'large' (256x128, one block per
+                                         SM) or 'medium' (128x128, two), split
+                                         over K or not: whichever the wave model
+                                         says ends first (wave_choice: whole
+                                         waves of blocks at measured per-block
+                                         rates, plus split-K's workspace)
      e. otherwise                     -> the direct kernel with the highest
                                          ``extra["auto"]`` priority, tile chosen
                                          by its own rule; grids count the batch
                                          (z) toward the waves.
+   Then, for FP32 auto on one problem: operands that forbid float4 access
+   take the pack scheme (packing.py) when the copies are cheap against the
+   GEMM: the same kernel and tile run ALIGNED on aligned copies.
 Nothing is tuned at call time unless asked (``sgemm tune``, ``tune.autotune``).
 
 ``choose(prob, dev, kernel, precision) -> (spec, params)`` keeps its old
@@ -319,8 +320,10 @@ def _large_split(big: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams 
     tiles mostly inside C.  Measured on the H200 (bench/results/
     suite-session3-h200-2026-11-22.json): 256x256x65536 0.96x cuBLAS with 64
     slices, 512x512x16384 0.98x with 16, against 0.79-0.80x for 64x64 slices."""
+    from . import packing
     p = big.configs.get("large")
-    if p is None or not prob.aligned or big.can_implement(p, dev.smem_optin):
+    if (p is None or not (prob.aligned or packing.wants_pack(prob))
+            or big.can_implement(p, dev.smem_optin)):
         return None
     tm, tn = math.ceil(prob.m / p.BM), math.ceil(prob.n / p.BN)
     if prob.m * prob.n < 0.8 * tm * p.BM * tn * p.BN:
@@ -329,6 +332,69 @@ def _large_split(big: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams 
     while tm * tn * s * 2 <= dev.sm_count and prob.k // (s * 2) >= 512:
         s *= 2
     return p.replace(split_k=s) if s > 1 and 2 * tm * tn * s >= dev.sm_count else None
+
+
+# Rung 9's sustained rate per resident block, as a fraction of one SM's FFMA
+# peak, measured on the H200 with whole waves (bench/results/recheck-h200-
+# 2026-11-22.*, suite-session3-h200-2026-11-22.json): 'large' 256x128, one
+# block per SM, 47.8-49.4 TFLOPS at 2048^3-8192^3 -> 0.72; 'medium' 128x128,
+# two per SM, 46-48 TFLOPS -> 0.34 each.  Scalar (unaligned) loads: 4097^3
+# ran 'large' at 44.8 TFLOPS -> x0.9.
+WAVE_RATE = {"large": (0.72, 1), "medium": (0.34, 2)}   # (per block, blocks per SM)
+WAVE_SPLITS = (1, 2, 3, 4, 6, 8)
+WAVE_MIN_SLICE = 128
+WAVE_MIN_USED = 0.75      # tiles' area inside C
+WAVE_SPLIT_GAIN = 0.9     # a split is taken only if predicted >= 10 % faster
+
+
+def wave_time(prob: Problem, dev: DeviceInfo, p: TileParams, rate: float, per_sm: int,
+              split: int, vec: bool) -> float:
+    """Seconds for rung 9 with tile p over `split` K-slices: whole waves of
+    blocks (the last wave costs a full block time however few blocks it
+    has), each 2*BM*BN*K/split flops at `rate` of an SM's peak; ~1 us of
+    pipeline fill per wave; split-K adds its workspace written and read
+    (8*S*m*n bytes at ~3 TB/s) and the reduction's launch."""
+    peak_sm = dev.fp32_peak_tflops() * 1e12 / dev.sm_count
+    tiles = math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN) * prob.batch
+    waves = math.ceil(tiles * split / (dev.sm_count * per_sm))
+    per_block = 2.0 * p.BM * p.BN * math.ceil(prob.k / split) / (peak_sm * rate * (1 if vec else 0.9))
+    t = waves * (per_block + 1e-6)
+    if split > 1:
+        t += 8.0 * split * prob.m * prob.n / 3e12 + 2e-6
+    return t
+
+
+def wave_choice(prob: Problem, dev: DeviceInfo, big: KernelSpec) -> TileParams | None:
+    """Rule d: rung 9 'large' or 'medium', split over K or not, whichever the
+    wave model (wave_time) says finishes first.  Wave quantization decides
+    most shapes: 2049 rows are 9 rows of 256-row tiles, 144 blocks on 132
+    SMs, two full block times for 1.06 waves of work; 3 K-slices turn 40
+    tiles (1025x1023) into 120 blocks, one wave.  Splits only for one problem
+    (batch 1), slices >= WAVE_MIN_SLICE deep and predicted at least 10 %
+    faster than no split; tiles at least WAVE_MIN_USED inside C (else None:
+    rule e's smaller tiles); operands that the pack scheme will copy count
+    as aligned."""
+    from . import packing
+    vec = prob.aligned or packing.wants_pack(prob)
+    best, plain = None, None
+    for name, (rate, per_sm) in WAVE_RATE.items():
+        p = big.configs.get(name)
+        if p is None or big.can_implement(p, dev.smem_optin):
+            continue
+        tm, tn = math.ceil(prob.m / p.BM), math.ceil(prob.n / p.BN)
+        if prob.m * prob.n < WAVE_MIN_USED * tm * p.BM * tn * p.BN:
+            continue                      # mostly padding: small tiles (rule e) do better
+        for sk in WAVE_SPLITS if prob.batch == 1 else (1,):
+            if sk > 1 and prob.k // sk < WAVE_MIN_SLICE:
+                continue
+            t = wave_time(prob, dev, p, rate, per_sm, sk, vec)
+            if sk == 1 and (plain is None or t < plain[0]):
+                plain = (t, p)
+            if best is None or t < best[0]:
+                best = (t, p.replace(split_k=sk))
+    if best is not None and plain is not None and best[0] > WAVE_SPLIT_GAIN * plain[0]:
+        return plain[1]                   # a split must win clearly: the model is rough
+    return best[1] if best else None
 
 
 def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
@@ -361,12 +427,9 @@ def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
         if small is not None and S.is_small(prob):
             return small, spec_params(small, prob, dev)
         big = _named_spec("double_buffer", dev)
-        if big is not None and prob.aligned and "large" in big.configs:
-            p = big.configs["large"]
-            tm, tn = math.ceil(prob.m / p.BM), math.ceil(prob.n / p.BN)
-            used = prob.m * prob.n / (tm * p.BM * tn * p.BN)    # not mostly padding
-            if (tm * tn * prob.batch >= dev.sm_count and used >= 0.8
-                    and not big.can_implement(p, dev.smem_optin)):
+        if big is not None:
+            p = wave_choice(prob, dev, big)
+            if p is not None:
                 return big, p
     spec = auto_spec(precision, dev)
     return spec, spec_params(spec, prob, dev)

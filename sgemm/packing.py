@@ -77,8 +77,13 @@ def extra_bytes(prob: Problem) -> int:
     return n
 
 
-def wants_pack(prob: Problem, precision: str = "ieee") -> bool:
+def wants_pack(prob: Problem, precision: str = "ieee", spec=None) -> bool:
+    """Whether to pack this problem (for the chosen spec, if given: only a
+    kernel with an ALIGNED instantiation gains anything from the copies)."""
     if not enabled() or precision != "ieee" or prob.batch != 1 or prob.aligned:
+        return False
+    if spec is not None and (not spec.vector_loads or spec.precision != "ieee"
+                             or spec.extra.get("scheme") in ("gemv", "cluster")):
         return False
     if min(prob.m, prob.n, prob.k) < 64:       # gemv and thin shapes: never worth it
         return False
@@ -129,12 +134,15 @@ def workspace_floats(prob: Problem) -> int:
     return used if _c_in_place(prob) else used + _ceil4(prob.m) * _ceil4(prob.n)
 
 
-def pack_launches(prob: Problem, dev, precision: str = "ieee"):
-    """(spec, params, scheme, launches) of the pack scheme for one problem."""
-    from .dispatch import _launch_cls, allocate_workspace, select
+def pack_launches(prob: Problem, dev, spec, params):
+    """(spec, params, scheme, launches) of the pack scheme for one problem:
+    the copies, then `spec` with `params` (the dispatcher's choice for the
+    original problem: tile counts are the same for m4 x n4, since tiles are
+    multiples of 4) on the aligned copies, then the epilogue."""
+    from .dispatch import _launch_cls, allocate_workspace, scheme_for
     from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC
     from .kernels.utility import PACK
-    from .plan import prepare
+    from .plan import direct_launches
     from .runtime import launcher
 
     m4, n4 = _ceil4(prob.m), _ceil4(prob.n)
@@ -142,23 +150,22 @@ def pack_launches(prob: Problem, dev, precision: str = "ieee"):
     jobs = [j for j in (ja, jb) if j is not None]
     used = jobs[-1][6] + jobs[-1][4] * jobs[-1][5] if jobs else 0
     c_direct = _c_in_place(prob)
-    # The inner problem's scheme decides whether C' is needed: split-K sums
-    # its slices straight into C.  Placeholder pointers are 16-byte aligned.
-    probe = _inner(prob, 0, ja[4] if ja else prob.lda, 0, jb[4] if jb else prob.ldb,
-                   0, prob.ldc if c_direct else m4)
-    *_, probe_scheme = select(probe, dev, "auto", precision)
-    need_cp = not c_direct and probe_scheme != "splitk"
+    scheme = scheme_for(spec, params, prob)
+    # split-K sums its slices straight into C: no C' then
+    need_cp = not c_direct and scheme != "splitk"
     owner, ws = allocate_workspace(used + (m4 * n4 if need_cp else 0), dev.id)
     a = ws + 4 * ja[6] if ja else prob.a
     b = ws + 4 * jb[6] if jb else prob.b
     if c_direct:
         c, ldc = prob.c, prob.ldc
-    else:   # C' (or, for split-K, a C' that is never touched: m4 rows of pitch)
+    else:   # C' (for split-K a placeholder the reduction below no longer writes)
         c, ldc = ws + 4 * used, m4
     inner = _inner(prob, a, ja[4] if ja else prob.lda, b, jb[4] if jb else prob.ldb, c, ldc)
-    spec, params, scheme, gemm = prepare([inner], dev, "auto", precision)
-    if not c_direct and need_cp != (scheme != "splitk"):
-        raise RuntimeError(f"pack: the inner scheme changed from {probe_scheme} to {scheme}")
+    if scheme == "splitk":
+        from .dispatch import scheme_launches
+        gemm = scheme_launches([inner], spec, params, scheme, dev)
+    else:
+        gemm = direct_launches([inner], spec, params, dev)
     WL = _launch_cls()
 
     # 1. the copies: one launch, z = operand (a second operand's slot repeats the first)

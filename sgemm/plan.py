@@ -77,13 +77,13 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
             return None, None, "noop", []
         spec, params, scheme = SCALE, SCALE.configs["default"], "scale"
     else:
-        if kernel in (None, "auto") and len(problems) == 1 and packing.wants_pack(
-                first, precision or "ieee"):   # unaligned operands: copy, then aligned kernel
-            return packing.pack_launches(first, dev, precision or "ieee")
         spec, params, scheme = dispatch.select(first, dev, kernel, precision)
         why = spec.can_implement(params, dev.smem_optin)
         if why:
             raise ArgumentError(f"kernel {spec.name} cannot run {params}: {'; '.join(why)}")
+        if kernel in (None, "auto") and len(problems) == 1 and packing.wants_pack(
+                first, precision or "ieee", spec):   # unaligned: copy, then the ALIGNED kernel
+            return packing.pack_launches(first, dev, spec, params)
         if scheme == "splitk":   # two launches and a workspace (dispatch.scheme_launches)
             return spec, params, scheme, dispatch.scheme_launches(problems, spec, params,
                                                                   scheme, dev)

@@ -413,8 +413,12 @@ def compile_all(items: list[tuple[str, str, str]], jobs: int | None = None) -> d
 # ---- timing ---------------------------------------------------------------------------------
 def launches_for(spec: KernelSpec, params: TileParams, problems: list[Problem],
                  dev: DeviceInfo) -> list:
-    """What plan.prepare would launch for these params (direct or split-K)."""
+    """What plan.prepare would launch for these params under kernel="auto"
+    (direct, split-K, or either behind the pack scheme's copies)."""
+    from .packing import pack_launches, wants_pack
     from .plan import direct_launches
+    if len(problems) == 1 and wants_pack(problems[0], spec.precision, spec):
+        return pack_launches(problems[0], dev, spec, params)[3]
     scheme = dispatch.scheme_for(spec, params, problems[0])
     if scheme == "splitk":
         return dispatch.scheme_launches(problems, spec, params, scheme, dev)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sgemm import dispatch, tune
+from sgemm import packing, dispatch, tune
 from sgemm.kernels import registry, schemes
 from sgemm.kernels.params import TileParams
 from sgemm.problem import Problem
@@ -114,20 +114,42 @@ def test_small_path(m, n, k):
 
 
 @pytest.mark.parametrize("m,n,k", [(4096, 4096, 4096), (8192, 8192, 64), (1024, 1024, 1024),
-                                   (4097, 4095, 4093), (16384, 64, 4096)])
-def test_direct_for_large(m, n, k):
-    spec, p, scheme = dispatch.select(prob(m, n, k), H100)
-    assert scheme == "direct"
+                                   (4097, 4095, 4093), (2049, 2047, 2045), (3000, 3000, 3000)])
+def test_wave_model_for_large(m, n, k):
+    """Rule d: rung 9 'large' or 'medium', split or not, the wave model's
+    minimum over every option it knows."""
+    pr = prob(m, n, k)
+    spec, p, scheme = dispatch.select(pr, H100)
     rung9 = registry.get("double_buffer")
-    large = rung9.configs["large"]
-    tm, tn = -(-m // large.BM), -(-n // large.BN)
-    fills = tm * tn >= H100.sm_count and m * n >= 0.8 * tm * tn * large.BM * large.BN
-    if prob(m, n, k).aligned and fills:     # rule d: rung 9's 256x128 tile
-        assert (spec, p) == (rung9, large)
-    else:
-        assert spec is dispatch.auto_spec("ieee", H100)
-    gx, gy, gz = spec.grid(prob(m, n, k), p)
-    assert gx * gy * gz >= H100.sm_count
+    assert spec is rung9 and scheme == ("splitk" if p.split_k > 1 else "direct")
+    vec = pr.aligned or packing.wants_pack(pr)
+    chosen = None
+    for name, (rate, per_sm) in dispatch.WAVE_RATE.items():
+        for sk in dispatch.WAVE_SPLITS:
+            if sk > 1 and k // sk < dispatch.WAVE_MIN_SLICE:
+                continue
+            q = rung9.configs[name]
+            t = dispatch.wave_time(pr, H100, q, rate, per_sm, sk, vec)
+            if q.replace(split_k=sk) == p:
+                chosen = t
+    assert chosen is not None
+    for name, (rate, per_sm) in dispatch.WAVE_RATE.items():
+        for sk in dispatch.WAVE_SPLITS:
+            if sk == 1 or k // sk >= dispatch.WAVE_MIN_SLICE:
+                q = rung9.configs[name]
+                assert chosen <= dispatch.wave_time(pr, H100, q, rate, per_sm, sk, vec)
+
+
+def test_wave_model_cases():
+    large = registry.get("double_buffer").configs["large"]
+    # 4096^3: 512 tiles of 256x128 are 3.9 waves already: no split
+    assert dispatch.select(prob(4096, 4096, 4096), H100)[1] == large
+    # 1024^3: 32 tiles; 4 slices make 128 blocks, one wave
+    assert dispatch.select(prob(1024, 1024, 1024), H100)[1] == large.replace(split_k=4)
+    # 2049 rows: 9 x 16 = 144 tiles, two block times for 1.09 waves of work
+    assert dispatch.select(prob(2049, 2047, 2045), H100)[1].split_k > 1
+    # batches are never split
+    assert dispatch.select(prob(1024, 1024, 1024, batch=2), H100)[1].split_k == 1
 
 
 def test_batched_tiles_count_z():
