@@ -77,10 +77,13 @@ def extra_bytes(prob: Problem) -> int:
     return n
 
 
-def wants_pack(prob: Problem, precision: str = "ieee", spec=None) -> bool:
+def wants_pack(prob: Problem, precision: str = "ieee", spec=None, params=None) -> bool:
     """Whether to pack this problem (for the chosen spec, if given: only a
-    kernel with an ALIGNED instantiation gains anything from the copies)."""
+    kernel with an ALIGNED instantiation gains anything from the copies; and
+    for the chosen params: a tuned entry with pack=0 measured it slower)."""
     if not enabled() or precision != "ieee" or prob.batch != 1 or prob.aligned:
+        return False
+    if params is not None and params.pack == 0:
         return False
     if spec is not None and (not spec.vector_loads or spec.precision != "ieee"
                              or spec.extra.get("scheme") in ("gemv", "cluster")):

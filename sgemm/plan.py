@@ -82,7 +82,7 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
         if why:
             raise ArgumentError(f"kernel {spec.name} cannot run {params}: {'; '.join(why)}")
         if kernel in (None, "auto") and len(problems) == 1 and packing.wants_pack(
-                first, precision or "ieee", spec):   # unaligned: copy, then the ALIGNED kernel
+                first, precision or "ieee", spec, params):   # unaligned: copy, then the ALIGNED kernel
             return packing.pack_launches(first, dev, spec, params)
         if scheme == "splitk":   # two launches and a workspace (dispatch.scheme_launches)
             return spec, params, scheme, dispatch.scheme_launches(problems, spec, params,

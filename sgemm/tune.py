@@ -41,6 +41,7 @@ from .kernels import registry
 from .kernels import schemes as S
 from .kernels.params import TileParams
 from .kernels.spec import KernelSpec
+from .packing import wants_pack
 from .problem import Problem
 from .runtime.device import DeviceInfo
 
@@ -377,6 +378,17 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee", per_spec
         for mine in per:
             if i < len(mine):
                 out.append(mine[i])
+    # Unaligned operands: each candidate runs behind the pack scheme's copies
+    # (what auto does by default) and, as a twin with pack=0, without them:
+    # at 1023x1025x1021 the copies cost more than the float4 loads gain.
+    if wants_pack(prob, precision):
+        twins = []
+        for c in out:
+            twins.append(c)
+            if wants_pack(prob, precision, c.spec, c.params):
+                twins.append(Candidate(c.spec, c.params.replace(pack=0), c.predicted,
+                                       source=c.source))
+        out = twins
     return out
 
 
@@ -415,9 +427,9 @@ def launches_for(spec: KernelSpec, params: TileParams, problems: list[Problem],
                  dev: DeviceInfo) -> list:
     """What plan.prepare would launch for these params under kernel="auto"
     (direct, split-K, or either behind the pack scheme's copies)."""
-    from .packing import pack_launches, wants_pack
+    from .packing import pack_launches
     from .plan import direct_launches
-    if len(problems) == 1 and wants_pack(problems[0], spec.precision, spec):
+    if len(problems) == 1 and wants_pack(problems[0], spec.precision, spec, params):
         return pack_launches(problems[0], dev, spec, params)[3]
     scheme = dispatch.scheme_for(spec, params, problems[0])
     if scheme == "splitk":
@@ -509,6 +521,8 @@ def tune_problems(problems: list[Problem], dev: DeviceInfo, precision: str = "ie
     """Compile and time the candidates for canonical problems of one shape;
     returns them sorted, fastest first (rejected ones last)."""
     import cupy
+    if len(problems) == 1 and wants_pack(problems[0], precision):
+        max_candidates *= 2              # each candidate packed and not (candidates())
     cands = candidates(problems[0], dev, precision, per_spec, names)[:max_candidates]
     items = {}
     for c in cands:

@@ -119,3 +119,27 @@ def test_huge_problem_falls_back_within_the_workspace_cap():
     prob, _ = _problem(20001, 20001, 20001, False, False, 0, 0, 0, (1, 0, 0))
     assert 4 * packing.workspace_floats(prob) > 512 << 20
     assert not packing.wants_pack(prob)
+
+
+def test_pack_zero_params_opt_out_and_tuner_twins():
+    from sgemm import dispatch, tune
+    from sgemm.kernels import registry
+    big, _ = _problem(1023, 1025, 1021, False, False, 0, 0, 0, (1, 0, 0))
+    rung9 = registry.get("double_buffer")
+    p = rung9.configs["wide"]
+    assert packing.wants_pack(big, "ieee", rung9, p)
+    assert not packing.wants_pack(big, "ieee", rung9, p.replace(pack=0))
+    assert not p.replace(pack=0).basic_reasons()          # 0 is a legal value
+    h200 = tune.DEVICE_MODELS["h200"]
+    cands = tune.candidates(big, h200)
+    packed = [c for c in cands if c.params.pack == 1 and packing.wants_pack(
+        big, "ieee", c.spec, c.params)]
+    assert packed and all(
+        any(d.spec is c.spec and d.params == c.params.replace(pack=0) for d in cands)
+        for c in packed)
+    # an aligned problem gets no twins
+    al, _ = _problem(1024, 1024, 1024, False, False, 0, 0, 0, (0, 0, 0))
+    assert all(c.params.pack == 1 for c in tune.candidates(al, h200))
+    # a table entry written with pack=0 comes back with it
+    e = {"kernel": "double_buffer", "params": p.replace(pack=0).as_dict()}
+    assert dispatch.entry_params(e).pack == 0

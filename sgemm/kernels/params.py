@@ -24,6 +24,7 @@ class TileParams:
     stages: int = 1     # shared-memory pipeline depth
     split_k: int = 1    # k-slices reduced afterwards (split-K schemes)
     swizzle: int = 1    # thread-block swizzle group width (1: none)
+    pack: int = 1       # 1: unaligned operands may be copied (sgemm/packing.py); 0: never
 
     def replace(self, **changes) -> "TileParams":
         return dataclasses.replace(self, **changes)
@@ -38,7 +39,7 @@ class TileParams:
             v = getattr(self, f.name)
             if not isinstance(v, int) or isinstance(v, bool):
                 why.append(f"{f.name}={v!r} is not an integer")
-            elif v < 0 or (v == 0 and f.name not in ("WM", "WN")):
+            elif v < 0 or (v == 0 and f.name not in ("WM", "WN", "pack")):
                 why.append(f"{f.name}={v} must be positive")
         if why:
             return why
