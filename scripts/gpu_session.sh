@@ -17,7 +17,7 @@
 #   tune      `sgemm tune` over $TUNE_SHAPES (default: the public suite), merged
 #             into a copy of the shipped table ($OUT/tuned-table.json)
 #   pack      heuristic only (no table) on bench/shapes/odd-2026-11-22.txt,
-#             with the pack scheme off and on
+#             with the pack and peel schemes off, then on
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
 #             when the tune step ran)
 # Writes logs and results under $OUT (the device tool brings them back; it
@@ -85,9 +85,9 @@ for step in "$@"; do
       export SGEMM_TUNED_TABLE="$table"
       summary+=("tune: $(tail -1 "$OUT/tune.log")") ;;
     pack)
-      # heuristic only (SGEMM_TUNED=0) on shapes outside the suite, pack off / on
+      # heuristic only (SGEMM_TUNED=0) on shapes outside the suite, pack and peel off / on
       for mode in 0 1; do
-        SGEMM_TUNED=0 SGEMM_PACK=$mode python3 bench/suite.py \
+        SGEMM_TUNED=0 SGEMM_PACK=$mode SGEMM_PEEL=$mode python3 bench/suite.py \
           --shapes bench/shapes/odd-2026-11-22.txt --no-graphs --no-host \
           --out "$OUT/odd-pack$mode.json" 2>&1 | tee "$OUT/odd-pack$mode.log" | tail -18
       done

@@ -374,6 +374,13 @@ def wave_choice(prob: Problem, dev: DeviceInfo, big: KernelSpec) -> TileParams |
     faster than no split; tiles at least WAVE_MIN_USED inside C (else None:
     rule e's smaller tiles); operands that the pack scheme will copy count
     as aligned."""
+    best = wave_best(prob, dev, big)
+    return best[1] if best else None
+
+
+def wave_best(prob: Problem, dev: DeviceInfo, big: KernelSpec
+              ) -> tuple[float, TileParams] | None:
+    """(predicted seconds, params) of wave_choice's pick, or None."""
     from . import packing
     vec = prob.aligned or packing.wants_pack(prob)
     best, plain = None, None
@@ -393,8 +400,8 @@ def wave_choice(prob: Problem, dev: DeviceInfo, big: KernelSpec) -> TileParams |
             if best is None or t < best[0]:
                 best = (t, p.replace(split_k=sk))
     if best is not None and plain is not None and best[0] > WAVE_SPLIT_GAIN * plain[0]:
-        return plain[1]                   # a split must win clearly: the model is rough
-    return best[1] if best else None
+        return plain                      # a split must win clearly: the model is rough
+    return best
 
 
 def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import packing
+from . import packing, peeling
 from . import validate as V
 from .arrays import ArrayDesc, current_stream, describe, empty_like_package, to_device
 from .errors import ArgumentError
@@ -77,6 +77,9 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
             return None, None, "noop", []
         spec, params, scheme = SCALE, SCALE.configs["default"], "scale"
     else:
+        if kernel in (None, "auto") and len(problems) == 1 and peeling.wants_peel(
+                first, dev, precision or "ieee"):    # a few rows/columns past whole tiles
+            return peeling.peel_launches(first, dev, precision or "ieee")
         spec, params, scheme = dispatch.select(first, dev, kernel, precision)
         why = spec.can_implement(params, dev.smem_optin)
         if why:

@@ -426,9 +426,14 @@ def compile_all(items: list[tuple[str, str, str]], jobs: int | None = None) -> d
 def launches_for(spec: KernelSpec, params: TileParams, problems: list[Problem],
                  dev: DeviceInfo) -> list:
     """What plan.prepare would launch for these params under kernel="auto"
-    (direct, split-K, or either behind the pack scheme's copies)."""
+    (direct, split-K, either behind the pack scheme's copies, and for the
+    main block of the peel scheme, whose strips follow)."""
     from .packing import pack_launches
+    from .peeling import peel_launches, wants_peel
     from .plan import direct_launches
+    if len(problems) == 1 and wants_peel(problems[0], dev, spec.precision):
+        return peel_launches(problems[0], dev, spec.precision,
+                             lambda main: launches_for(spec, params, [main], dev))[3]
     if len(problems) == 1 and wants_pack(problems[0], spec.precision, spec, params):
         return pack_launches(problems[0], dev, spec, params)[3]
     scheme = dispatch.scheme_for(spec, params, problems[0])

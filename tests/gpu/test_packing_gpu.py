@@ -41,7 +41,8 @@ def _run(m, n, k, ta, tb, *, offset=1, pad=0, order="C", alpha=1.0, beta=0.0, se
         c[...] = cp.nan                    # beta == 0 must not read C
     before = cbase.copy()
     p = sgemm.plan(a, b, c, alpha=alpha, beta=beta, trans_a=ta, trans_b=tb)
-    assert p.scheme.startswith("pack+") == expect_pack, p
+    if expect_pack is not None:
+        assert p.scheme.startswith("pack+") == expect_pack, p
     out = p.execute()
     cp.cuda.Device().synchronize()
     err = rel_err(out, ref)
