@@ -17,9 +17,12 @@ heuristic, pack), the strips take the gemv path (m or n <= 16).  The pieces
 write disjoint parts of C, one after the other on the caller's stream.
 
 When: FP32 auto, one problem, rm = m % 128 or rn = n % 128 in [1, PEEL_MAX],
-and the wave model (dispatch.wave_best) predicts the main block plus the
-strips (memory-bound: each reads its big operand once) at least 10 % faster
-than the whole problem.  ``SGEMM_PEEL=0`` turns it off.
+the main block fills a wave of unsplit 256x128 tiles, and the wave model
+(dispatch.wave_best) predicts the main block plus the strips (memory-bound:
+each reads its big operand once) at least 10 % faster than the whole
+problem.  Measured: 2049^3 0.528 -> 0.430 ms, 2047x2049x2045 0.486 ->
+0.421 ms; 1023x1025x1021 lost (84 against 79 us), hence the wave condition.
+``SGEMM_PEEL=0`` turns it off.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from .problem import Problem
 PEEL_MAX = 16          # strips up to this wide take the gemv path
 PEEL_UNIT = 128        # rung 9's tiles are 256x128 and 128x128: whole 128s
 PEEL_GAIN = 0.9        # predicted time must fall by >= 10 %
+PEEL_MIN_WAVE = 0.95   # main block: at least this many waves of unsplit large tiles
 
 
 def enabled() -> bool:
@@ -74,7 +78,15 @@ def wants_peel(prob: Problem, dev, precision: str = "ieee") -> bool:
         return False
     from .dispatch import _named_spec, wave_best
     big = _named_spec("double_buffer", dev)
-    if big is None:
+    if big is None or "large" not in big.configs:
+        return False
+    # The main block must fill a wave of unsplit 256x128 tiles by itself: at
+    # 1025x1023 (32 tiles, 4 K-slices of 256) the peeled plan measured 84 us
+    # against 79 us for the whole problem, though the model said 64 vs 73
+    # (bench/results/tune-peel-v1-h200-2026-11-22.json); at 2049^3 it gained.
+    t = big.configs["large"]
+    tiles = -(-(prob.m - rm) // t.BM) * -(-(prob.n - rn) // t.BN)
+    if tiles < PEEL_MIN_WAVE * dev.sm_count:
         return False
     main, strips = parts(prob)
     whole, cut = wave_best(prob, dev, big), wave_best(main, dev, big)

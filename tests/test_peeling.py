@@ -55,19 +55,22 @@ def _canon(m, n, k):
 
 
 def test_when_it_applies(monkeypatch):
-    # 1025 rows: 40 tiles of 256x128 against 32 -> peeled
-    assert peeling.wants_peel(_canon(1023, 1025, 1021), H200)
+    # 1025 rows: 32 tiles of 256x128 after the cut, under a wave -> not peeled
+    # (measured slower than the whole problem)
+    assert not peeling.wants_peel(_canon(1023, 1025, 1021), H200)
     # 2049^2: 153 tiles (two waves) against 128 -> peeled, both strips
     main, strips = peeling.parts(_canon(2049, 2049, 2049))
     assert (main.m, main.n) == (2048, 2048) and len(strips) == 2
     assert peeling.wants_peel(_canon(2049, 2049, 2049), H200)
+    # 2049 rows, 2047 columns: 8 x 16 tiles after the cut, one wave -> peeled
+    assert peeling.wants_peel(_canon(2047, 2049, 2045), H200)
     # 4097 columns: 528 or 512 tiles are four waves either way -> not peeled
     assert not peeling.wants_peel(_canon(4097, 4095, 4093), H200)
     # remainders over 16, aligned whole tiles, batches: never
     assert not peeling.wants_peel(_canon(3001, 2999, 3003), H200)
     assert not peeling.wants_peel(_canon(2048, 2048, 2048), H200)
     from sgemm.problem import Problem
-    p = _canon(1023, 1025, 1021)
+    p = _canon(2049, 2049, 2049)
     assert not peeling.wants_peel(Problem(**{**p.__dict__, "batch": 2}), H200)
     assert not peeling.wants_peel(p, H200, "tf32x3")
     monkeypatch.setenv("SGEMM_PEEL", "0")

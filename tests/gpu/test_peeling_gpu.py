@@ -17,8 +17,7 @@ TRANS = list(itertools.product((False, True), repeat=2))
 
 
 @pytest.mark.parametrize("trans", TRANS, ids=lambda t: "".join("T" if x else "N" for x in t))
-@pytest.mark.parametrize("shape,offset", [((1023, 1025, 1021), 1), ((1040, 1040, 1040), 0),
-                                          ((1025, 1023, 1021), 0)],
+@pytest.mark.parametrize("shape,offset", [((2047, 2049, 515), 1), ((2049, 2047, 777), 0)],
                          ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
 def test_peel_vs_fp64(shape, offset, trans):
     p = _run(*shape, *trans, offset=offset, seed=sum(shape), expect_pack=None)
@@ -29,3 +28,8 @@ def test_both_strips_alpha_beta():
     p = _run(2049, 2049, 777, False, True, offset=0, alpha=-0.5, beta=2.0, seed=9,
              expect_pack=None)
     assert p.scheme.startswith("peel+") and len(p.launches) >= 3, p
+
+
+def test_not_peeled_below_a_wave():
+    p = _run(1023, 1025, 1021, False, False, seed=10, expect_pack=None)
+    assert not p.scheme.startswith("peel+"), p
