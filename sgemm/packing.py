@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import replace
-
 import numpy as np
 
 from .problem import Problem
@@ -67,14 +65,8 @@ def _c_in_place(prob: Problem) -> bool:
 def extra_bytes(prob: Problem) -> int:
     """Bytes the scheme adds: read + write of each copied operand, and C'
     written by the GEMM and read by the epilogue when C is not usable."""
-    n = 0
-    if not _operand_ok(prob.a, prob.lda, prob.m):
-        n += 8 * prob.m * prob.k
-    if not _operand_ok(prob.b, prob.ldb, prob.n):
-        n += 8 * prob.k * prob.n
-    if not _c_in_place(prob):
-        n += 8 * prob.m * prob.n
-    return n
+    n = sum(8 * j[0] * j[1] for j in _jobs(prob) if j is not None)
+    return n if _c_in_place(prob) else n + 8 * prob.m * prob.n
 
 
 def wants_pack(prob: Problem, precision: str = "ieee", spec=None, params=None) -> bool:
@@ -124,16 +116,23 @@ def _jobs(prob: Problem) -> list[tuple]:
 
 def _inner(prob: Problem, a, lda, b, ldb, c, ldc) -> Problem:
     """The aligned m4 x n4 x k problem on the copies; alpha, beta stay with
-    the epilogue unless C itself is written (c is None: placeholder)."""
+    the epilogue unless the GEMM writes C itself."""
     direct = _c_in_place(prob)
     return Problem(m=_ceil4(prob.m), n=_ceil4(prob.n), k=prob.k, ta=prob.ta, tb=prob.tb,
                    a=a, lda=lda, b=b, ldb=ldb, c=c, ldc=ldc,
                    alpha=prob.alpha if direct else 1.0, beta=prob.beta if direct else 0.0)
 
 
+def _copies_floats(jobs: list) -> int:
+    """Workspace floats the copies take (the last one's offset plus size)."""
+    last = next((j for j in reversed(jobs) if j is not None), None)
+    return last[6] + last[4] * last[5] if last else 0
+
+
 def workspace_floats(prob: Problem) -> int:
-    jobs = [j for j in _jobs(prob) if j is not None]
-    used = jobs[-1][6] + jobs[-1][4] * jobs[-1][5] if jobs else 0
+    """Upper bound of pack_launches' workspace (C' counted even where split-K
+    makes it unnecessary)."""
+    used = _copies_floats(_jobs(prob))
     return used if _c_in_place(prob) else used + _ceil4(prob.m) * _ceil4(prob.n)
 
 
@@ -151,7 +150,7 @@ def pack_launches(prob: Problem, dev, spec, params):
     m4, n4 = _ceil4(prob.m), _ceil4(prob.n)
     ja, jb = _jobs(prob)
     jobs = [j for j in (ja, jb) if j is not None]
-    used = jobs[-1][6] + jobs[-1][4] * jobs[-1][5] if jobs else 0
+    used = _copies_floats(jobs)
     c_direct = _c_in_place(prob)
     scheme = scheme_for(spec, params, prob)
     # split-K sums its slices straight into C: no C' then
