@@ -18,6 +18,8 @@
 #             into a copy of the shipped table ($OUT/tuned-table.json)
 #   pack      heuristic only (no table) on bench/shapes/odd-2026-11-22.txt,
 #             with the pack and peel schemes off, then on
+#   graphs    scripts/small_graphs.py on $GRAPH_SIZES (default 384,512), kernels
+#             $GRAPH_ONLY (default all): small squares under CUDA graphs
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
 #             when the tune step ran)
 # Writes logs and results under $OUT (the device tool brings them back; it
@@ -92,6 +94,11 @@ for step in "$@"; do
           --out "$OUT/odd-pack$mode.json" 2>&1 | tee "$OUT/odd-pack$mode.log" | tail -18
       done
       summary+=("pack: $(grep -h -m1 -i geomean "$OUT"/odd-pack*.log | tr '\n' ' ')") ;;
+    graphs)
+      # small squares under CUDA graphs, every candidate (scripts/small_graphs.py)
+      python3 scripts/small_graphs.py --sizes "${GRAPH_SIZES:-384,512}" --only "${GRAPH_ONLY:-}" \
+        --out "$OUT/small-graphs.json" 2>&1 | tee "$OUT/small-graphs.log" | tail -12
+      summary+=("graphs: $(grep -c ratio "$OUT/small-graphs.log") candidates timed") ;;
     suite)
       python3 bench/suite.py --out "$OUT/suite.json" ${SUITE_ARGS:-} 2>&1 \
         | tee "$OUT/suite.log" | tail -70

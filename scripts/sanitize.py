@@ -92,6 +92,13 @@ GLOBAL = [
          alpha=0.0, beta=-2.0, kernel="auto"),
     dict(tag="k0-scale", m=65, n=17, k=0, ta=False, tb=False, orders="CCC", pad=0, off=0,
          alpha=1.0, beta=0.0, kernel="auto"),
+    # the pack scheme (37_pack.cu + the ALIGNED kernel + the epilogue), forced
+    # at sizes it would skip: unaligned bases, odd leading dimensions, all four
+    # transposes between the two cases' operands, C read (beta) and not
+    dict(tag="pack", m=129, n=127, k=65, ta=False, tb=False, orders="CCC", pad=1, off=1,
+         alpha=1.0, beta=0.5, kernel="auto", env={"SGEMM_PACK": "always"}),
+    dict(tag="pack-T", m=65, n=130, k=127, ta=True, tb=True, orders="FCF", pad=3, off=2,
+         alpha=-1.5, beta=0.0, kernel="auto", env={"SGEMM_PACK": "always"}),
 ]
 
 
@@ -167,6 +174,8 @@ def _driver(args) -> int:
                 f"beta={c['beta']}")
         print(f"CASE {idx} {name} {c['tag']} {desc}", flush=True)
         rng = np.random.default_rng(idx)
+        saved = {v: os.environ.get(v) for v in c.get("env", {})}
+        os.environ.update(c.get("env", {}))
         try:
             ab = 1 if c.get("bcast") == "a" else batch
             a, ha = operand(*((k, m) if ta else (m, k)), c["orders"][0], c["pad"], c["off"], ab,
@@ -213,6 +222,12 @@ def _driver(args) -> int:
             msg = f"{type(e).__name__}: {str(e)[:300]}"
             summary["exceptions"].append(f"{idx} {name} {c['tag']}: {msg}")
             print(f"  EXCEPTION {msg}", flush=True)
+        finally:
+            for v, old in saved.items():
+                if old is None:
+                    os.environ.pop(v, None)
+                else:
+                    os.environ[v] = old
             if not context_alive():
                 # A kernel fault kills the CUDA context: report and leave; the
                 # orchestrator restarts the driver at the next case.

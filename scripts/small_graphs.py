@@ -3,14 +3,15 @@
 (kernel, params) below, with programmatic dependent launch on and off in the
 same process, against cuBLAS (torch.matmul, TF32 off) captured the same way.
 
-    python scripts/small_graphs.py [--sizes 128,256,384,512,768] [--out F.json]
+    python scripts/small_graphs.py [--sizes 128,256,384,512,768] [--only K1,K2] [--out F.json]
 
 Method: bench/suite.py's _graph_time (20 GEMMs captured per graph, replayed
 5x per sample, median of 15 samples), correctness first (NaN-poisoned C
 against an fp64 product), PDL toggled by taking the plan's kernels out of
 the launcher's PDL set (the same cubins otherwise).  Candidates: what
-kernel="auto" picks, the cluster split-K configs with 2/4/8 slices, and the
-tile/small/split-K configs the tuner liked before.  Short table last.
+kernel="auto" picks, the cluster split-K configs with 2/4/8 slices, the
+tile/small/split-K configs the tuner liked before, and rung 9 in a cluster
+(db_cluster) with every cluster size that fits two blocks per SM.  Short table last.
 """
 from __future__ import annotations
 
@@ -39,12 +40,47 @@ def candidates(n):
     out.append(("splitk_cluster", big.replace(threads=256, split_k=4)))    # KS = 2 inside
     out.append(("splitk_cluster", schemes.TILE_CONFIGS["small"].replace(threads=128, split_k=2)))
     out.append(("small", None))
+    db = registry.get("db_cluster")
+    for p in db.configs.values():
+        tiles = -(-n // p.BM) * -(-n // p.BN)
+        for cs in schemes.DB_CLUSTER_SIZES:      # up to two blocks per SM
+            if tiles * cs <= 264 and n // cs >= 32:
+                out.append(("db_cluster", p.replace(split_k=cs)))
     return out
+
+
+def _compile_one(job):
+    from sgemm.runtime.compiler import compile_kernel
+    compile_kernel(*job)
+    return job[1]
+
+
+def _precompile(sizes, only):
+    """Compile every forced candidate's instantiation in parallel first (NVRTC
+    needs no GPU; the disk cache serves the timing loop).  Row-major NN maps
+    to the canonical TA = TB = false, aligned."""
+    from concurrent.futures import ProcessPoolExecutor
+    from sgemm.kernels import registry
+    keep = set(filter(None, only.split(",")))
+    jobs = set()
+    for n in sizes:
+        for kernel, params in candidates(n):
+            if params is None or (keep and kernel not in keep):
+                continue
+            spec = registry.get(kernel)
+            for arch in spec.archs[-1:]:
+                jobs.add((spec.source, spec.name_expression(params, False, False, True), arch))
+    t0 = time.time()
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 4) as ex:
+        list(ex.map(_compile_one, sorted(jobs)))
+    print(f"precompiled {len(jobs)} instantiations in {time.time() - t0:.0f} s", flush=True)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="128,256,384,512,768")
+    ap.add_argument("--only", default="",
+                    help="comma-separated kernel names to keep (besides auto)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"),
                                                   "small-graphs.json"))
     args = ap.parse_args()
@@ -55,6 +91,7 @@ def main() -> int:
     from sgemm.runtime import launcher
     from suite import _graph_time, _torch_matmul   # noqa: E402
 
+    _precompile([n for n in (int(x) for x in args.sizes.split(","))], args.only)
     rows = []
     for n in (int(x) for x in args.sizes.split(",")):
         rs = cp.random.RandomState(n)
@@ -64,7 +101,10 @@ def main() -> int:
         ref = A.astype(cp.float64) @ B.astype(cp.float64)
         enqueue, _ = _torch_matmul(A, B)
         cub = _graph_time(enqueue)
+        keep = set(filter(None, args.only.split(",")))
         for kernel, params in candidates(n):
+            if keep and kernel != "auto" and kernel not in keep:
+                continue
             pl = sgemm.plan(A, B, C, kernel=kernel)
             if params is not None:
                 spec = registry.get(kernel)

@@ -216,7 +216,7 @@ def _map_reasons(name: str, rows: int, bk: int, threads: int, mode: int,
                    f"with {kind} loads (thread grid {tru * wr} rows x {kstep} k)")
 
 
-def _warptile_rules(p: TileParams, modes=(0, 1, 2, 3)) -> list[str]:
+def warptile_rules(p: TileParams, modes=(0, 1, 2, 3)) -> list[str]:
     why: list[str] = []
     need(p.TM % 4 == 0 and p.TN % 4 == 0,
          f"TM={p.TM}, TN={p.TN} must be multiples of 4 (4x4 sub-tiles, LDS.128)", why)
@@ -247,7 +247,7 @@ def _warptile_rules(p: TileParams, modes=(0, 1, 2, 3)) -> list[str]:
 
 
 def _async_rules(p: TileParams) -> list[str]:
-    why = _warptile_rules(p, modes=(0, 2, 3))
+    why = warptile_rules(p, modes=(0, 2, 3))
     need(p.stages >= 2, f"stages={p.stages}: a cp.async pipeline needs at least 2", why)
     return why
 
@@ -258,7 +258,7 @@ def _swizzle_rules(p: TileParams) -> list[str]:
     return why
 
 
-def _tile_bytes(p: TileParams) -> int:
+def tile_bytes(p: TileParams) -> int:
     """One k-tile of A and B, k-major with rows padded by 4 floats."""
     return p.BK * (p.BM + 4 + p.BN + 4) * F32
 
@@ -280,9 +280,9 @@ WARPTILE = KernelSpec(
     seed="seed 002 kernels 7-8; seed 003 kernels 8-9",
     template_fields=_WT_FIELDS,
     configs={"small": _WT_SMALL, "large": _WT_LARGE},
-    rules=_warptile_rules,
+    rules=warptile_rules,
     vector_loads=True,
-    static_smem=_tile_bytes,
+    static_smem=tile_bytes,
 )
 
 # @@rung-9@@
@@ -299,11 +299,11 @@ DOUBLE_BUFFER = KernelSpec(
     seed="seed 000 algorithms 4-5; seed 003 kernels 10-11",
     template_fields=_WT_FIELDS,
     configs={"small": _WT_SMALL, "medium": _WT_LARGE, "large": _WT_HUGE, "wide": _DB_WIDE},
-    rules=_warptile_rules,
+    rules=warptile_rules,
     vector_loads=True,
     # 09_double_buffer.cu: static up to 48 KB, dynamic above (256x128x16)
-    static_smem=lambda p: 2 * _tile_bytes(p) if 2 * _tile_bytes(p) <= STATIC_SMEM_LIMIT else 0,
-    dynamic_smem=lambda p: 2 * _tile_bytes(p) if 2 * _tile_bytes(p) > STATIC_SMEM_LIMIT else 0,
+    static_smem=lambda p: 2 * tile_bytes(p) if 2 * tile_bytes(p) <= STATIC_SMEM_LIMIT else 0,
+    dynamic_smem=lambda p: 2 * tile_bytes(p) if 2 * tile_bytes(p) > STATIC_SMEM_LIMIT else 0,
 )
 
 # @@rung-10@@
@@ -318,7 +318,7 @@ ASYNC_PIPELINE = KernelSpec(
              "large": _WT_HUGE.replace(BK=16, stages=3)},
     rules=_async_rules,
     vector_loads=True,
-    dynamic_smem=lambda p: p.stages * _tile_bytes(p),
+    dynamic_smem=lambda p: p.stages * tile_bytes(p),
 )
 
 # @@rung-11@@
@@ -339,7 +339,7 @@ SWIZZLE = KernelSpec(
              "large": _WT_HUGE.replace(BK=16, stages=3, swizzle=8)},
     rules=_swizzle_rules,
     vector_loads=True,
-    dynamic_smem=lambda p: p.stages * _tile_bytes(p),
+    dynamic_smem=lambda p: p.stages * tile_bytes(p),
     grid_fn=_swizzle_grid,
 )
 # @@rung-12@@

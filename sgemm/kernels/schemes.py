@@ -548,4 +548,67 @@ SPLITK_CLUSTER = KernelSpec(
     extra={"scheme": "cluster", "cluster": True, "choose": choose_cluster,
            "space": cluster_space})
 
-SPECS = [TILE, SMALL, SPLITK, GEMV, SPLITK_FUSED, GEMV_WIDE, SPLITK_CLUSTER]
+
+
+# ---- rung 9's main loop split over K in a cluster (38_db_cluster.cu, sm_90) -------
+DB_CLUSTER_SIZES = tuple(range(2, 9))   # any cluster of 2..8 blocks is portable
+
+
+def db_cluster_rules(p: TileParams) -> list[str]:
+    from .ladder import warptile_rules
+    why = warptile_rules(p)
+    need(p.split_k in DB_CLUSTER_SIZES,
+         f"split_k={p.split_k} is the cluster size: one of {DB_CLUSTER_SIZES}", why)
+    return why
+
+
+def db_cluster_smem(p: TileParams) -> int:
+    """Rung 9's two k-tile buffers, reused at the end for the parked tile."""
+    from .ladder import tile_bytes
+    return max(2 * tile_bytes(p), p.BM * p.BN * F32)
+
+
+# Rung 9's thread tiles (8x8 at 256 threads, 8x4 at 128 or 256), one block per SM.
+DB_CLUSTER_CONFIGS = {
+    "large": TileParams(BM=128, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, threads=256,
+                        split_k=8),
+    "medium": TileParams(BM=128, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=256,
+                         split_k=4),
+    "small": TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=128,
+                        split_k=2),
+}
+
+
+def db_cluster_space():
+    for p in DB_CLUSTER_CONFIGS.values():
+        for cs in DB_CLUSTER_SIZES:
+            yield p.replace(split_k=cs)
+
+
+def choose_db_cluster(prob: Problem, sm_count: int = 132) -> TileParams:
+    """The largest tile, then the most slices, whose tiles x slices fit one
+    wave (one block per SM) with slices at least 32 deep."""
+    best = None
+    for p in DB_CLUSTER_CONFIGS.values():
+        tiles = math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN) * prob.batch
+        for cs in DB_CLUSTER_SIZES:
+            if tiles * cs <= sm_count and prob.k >= 32 * cs:
+                key = (tiles * cs, p.BM * p.BN)
+                if best is None or key > best[0]:
+                    best = (key, p.replace(split_k=cs))
+    return best[1] if best else DB_CLUSTER_CONFIGS["small"]
+
+
+DB_CLUSTER = KernelSpec(
+    id=38, name="db_cluster", source="38_db_cluster.cu", function="sgemm_db_cluster",
+    title="scheme rung 9 split over K in a thread-block cluster, summed through DSMEM",
+    seed="seed 000 algorithms 4-5 (rung 9); Hopper distributed shared memory (CUDA guide)",
+    template_fields=("BM", "BN", "BK", "WM", "WN", "TM", "TN", "threads", "split_k"),
+    configs=DB_CLUSTER_CONFIGS, rules=db_cluster_rules,
+    vector_loads=True, dynamic_smem=db_cluster_smem, archs=("sm_90a",), min_cc=90,
+    grid_fn=lambda prob, p: (math.ceil(prob.m / p.BM), math.ceil(prob.n / p.BN),
+                             prob.batch * p.split_k),
+    extra={"scheme": "cluster", "cluster": True, "choose": choose_db_cluster,
+           "space": db_cluster_space})
+
+SPECS = [TILE, SMALL, SPLITK, GEMV, SPLITK_FUSED, GEMV_WIDE, SPLITK_CLUSTER, DB_CLUSTER]

@@ -21,7 +21,7 @@ cp = pytest.importorskip("cupy")
 SCHEMES = ["splitk", "gemv", "small", "tile", "splitk_fused", "gemv_wide"]
 HOPPER = int(cp.cuda.Device().compute_capability) >= 90
 if HOPPER:                      # thread-block clusters: sm_90+
-    SCHEMES.append("splitk_cluster")
+    SCHEMES += ["splitk_cluster", "db_cluster"]
 SHAPES = [(1, 4096, 4096), (4096, 1, 4096), (256, 256, 65536), (35, 79, 19),
           (1023, 1025, 1021), (128, 128, 128), (7, 300, 513), (16, 1000, 333),
           (1000, 3, 777), (129, 65, 4097), (3, 5, 70000)]
@@ -135,24 +135,31 @@ def test_splitk_deterministic_and_remainder():
         assert rel_err(outs[0], ref) < _tol(k)
 
 
+CLUSTER_CASES = [("splitk_cluster", "large", cs) for cs in (2, 4, 8)] + [
+    ("db_cluster", cfg, cs) for cfg, cs in (("large", 8), ("large", 3), ("medium", 4),
+                                            ("medium", 7), ("small", 2), ("small", 5))]
+
+
 @pytest.mark.skipif(not HOPPER, reason="thread-block clusters need sm_90")
-@pytest.mark.parametrize("cs", [2, 4, 8])
-def test_cluster_split_deterministic_every_cluster_size(cs):
+@pytest.mark.parametrize("kernel,cfg,cs", CLUSTER_CASES)
+def test_cluster_split_deterministic_every_cluster_size(kernel, cfg, cs):
     """Each cluster size, K not a multiple of the slices (short and empty last
-    slices: K = 37 with 8 slices of 32), repeats bit-identical, NaN-poisoned C."""
-    from sgemm.kernels import registry, schemes
+    slices: K = 37 with 8 slices of 32), repeats bit-identical, NaN-poisoned C;
+    edge tiles (shifted and guarded), unaligned rows."""
+    from sgemm.kernels import registry
     from sgemm.plan import direct_launches
     from sgemm.runtime import launcher
     rng = np.random.default_rng(cs)
-    spec = registry.get("splitk_cluster")
-    p0 = schemes.CLUSTER_CONFIGS["large"].replace(split_k=cs)
-    for m, n, k in [(384, 384, 384), (100, 70, 37), (64, 64, 8195), (1, 300, 1000)]:
+    spec = registry.get(kernel)
+    p0 = spec.configs[cfg].replace(split_k=cs)
+    for m, n, k in [(384, 384, 384), (100, 70, 37), (64, 64, 8195), (1, 300, 1000),
+                    (515, 131, 700), (130, 257, 333)]:
         a = cp.asarray(rng.standard_normal((m, k)).astype(np.float32))
         b = cp.asarray(rng.standard_normal((k, n)).astype(np.float32))
         outs = []
         for _ in range(3):
             c = cp.full((m, n), cp.nan, dtype=cp.float32)
-            pl = sgemm.plan(a, b, c, kernel="splitk_cluster")
+            pl = sgemm.plan(a, b, c, kernel=kernel)
             ls = direct_launches(pl.problems, spec, p0, pl.device)
             assert len(ls) == 1 and ls[0].grid[2] == cs, ls
             s = cp.cuda.get_current_stream()

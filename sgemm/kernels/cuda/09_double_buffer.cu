@@ -62,20 +62,40 @@ __host__ __device__ constexpr bool db_roomy() {
     return TM * TN <= 32 || 65536 / (db_min_blocks<TM, TN, THREADS>() * THREADS) > 128;
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
-          bool TA, bool TB, bool ALIGNED, bool EDGE>
-__device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int bn0,
-                                                    float (*As)[BK * (BM + 4)],
-                                                    float (*Bs)[BK * (BN + 4)]) {
-    constexpr int LDA = BM + 4, LDB = BN + 4;
-    constexpr int WTM = WM / TM, WTN = WN / TN;
+// Where thread `tid`'s TM x TN accumulators sit in the BM x BN tile: rows
+// a_off + it*SA + u and columns b_off + jt*SB + v (it < TM/4, jt < TN/4,
+// u, v < 4).  The block's main loop, its epilogue and the cluster kernel's
+// parked tile (38_db_cluster.cu) all read it from here.
+template <int BM, int BN, int WM, int WN, int TM, int TN>
+struct DbThreadTile {
+    static constexpr int WTM = WM / TM, WTN = WN / TN, SA = WTM * 4, SB = WTN * 4;
     static_assert(WTM * WTN == 32, "a warp tile must hold exactly 32 thread tiles");
-    static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "warps must tile the block");
     static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of 4x4 sub-tiles");
+    int a_off, b_off;
+    __device__ __forceinline__ explicit DbThreadTile(int tid) {
+        const int lane = tid & 31, warp = tid >> 5;
+        a_off = (warp % (BM / WM)) * WM + (lane % WTM) * 4;
+        b_off = (warp / (BM / WM)) * WN + (lane / WTM) * 4;
+    }
+};
 
+// The main loop: acc <- the block's (bm0, bn0) tile of op(A) op(B) over K.
+// ROOMY (db_roomy) decides whether unaligned loads are prefetched early; the
+// cluster kernel, at one block per SM, passes true.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
+          bool TA, bool TB, bool ALIGNED, bool EDGE, bool ROOMY>
+__device__ __forceinline__ void double_buffer_accumulate(
+        const float* __restrict__ A, long long lda, const float* __restrict__ B, long long ldb,
+        int M, int N, int K, int bm0, int bn0, float (*As)[BK * (BM + 4)],
+        float (*Bs)[BK * (BN + 4)], float (&acc)[TM][TN]) {
+    constexpr int LDA = BM + 4, LDB = BN + 4;
+    using TT = DbThreadTile<BM, BN, WM, WN, TM, TN>;
+    static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "warps must tile the block");
+    // DbThreadTile's offsets, spelled out in this order: it keeps the SASS of
+    // every rung-9 config identical to the one measured before the split.
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm0 = (warp % (BM / WM)) * WM, wn0 = (warp / (BM / WM)) * WN;
-    const int lm = lane % WTM, ln = lane / WTM;
+    const int lm = lane % TT::WTM, ln = lane / TT::WTM;
     const int rowsA = M - bm0, rowsB = N - bn0;
 
     RegStage<BM, BK, THREADS, TA, ALIGNED> la(A + poff<TA>(bm0, 0, lda), lda, tid);
@@ -90,7 +110,6 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
         }
     };
 
-    float acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -109,7 +128,6 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
     // values either way, and with one pointer per operand (TileMap) the scalar
     // slots need no more live addresses.  Otherwise they are issued after the
     // FFMAs and their latency is exposed.
-    constexpr bool ROOMY = db_roomy<TM, TN, THREADS>();
     constexpr bool EARLY = ALIGNED || ROOMY;
     for (int k0 = 0; k0 < K; k0 += BK) {
         const bool more = k0 + BK < K;
@@ -118,8 +136,8 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
             lb.advance();
             load(K - k0 - BK);
         }
-        mma_ktile<BK, TM, TN, WTM * 4, WTN * 4, LDA, LDB, EDGE ? 2 : BK>(As[cur] + a_off,
-                                                                        Bs[cur] + b_off, acc);
+        mma_ktile<BK, TM, TN, TT::SA, TT::SB, LDA, LDB, EDGE ? 2 : BK>(As[cur] + a_off,
+                                                                      Bs[cur] + b_off, acc);
         if (more) {
             if (!EARLY) {
                 la.advance();
@@ -132,11 +150,23 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
         __syncthreads();
         cur ^= 1;
     }
+}
 
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
+          bool TA, bool TB, bool ALIGNED, bool EDGE>
+__device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int bn0,
+                                                    float (*As)[BK * (BM + 4)],
+                                                    float (*Bs)[BK * (BN + 4)]) {
+    constexpr bool ROOMY = db_roomy<TM, TN, THREADS>();
+    using TT = DbThreadTile<BM, BN, WM, WN, TM, TN>;
+    float acc[TM][TN];
+    double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, EDGE, ROOMY>(
+        A, lda, B, ldb, M, N, K, bm0, bn0, As, Bs, acc);
     // Unguarded tiles may have been shifted back inside C (see the dispatch):
     // they write only the rows/columns from the block's own start on.
-    store_tile<TM, TN, WTM * 4, WTN * 4, ALIGNED, EDGE, !EDGE && ROOMY>(
-        acc, C, ldc, bm0 + a_off, bn0 + b_off, M, N, alpha, beta, (int)blockIdx.x * BM,
+    const TT tt(threadIdx.x);
+    store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, EDGE, !EDGE && ROOMY>(
+        acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, (int)blockIdx.x * BM,
         (int)blockIdx.y * BN);
 }
 

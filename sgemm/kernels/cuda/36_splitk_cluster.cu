@@ -21,34 +21,7 @@
 // Measured: see docs/notes/dispatch.md (2026-11-22, small squares under
 // CUDA graphs).
 #include "30_tile.cu"
-
-namespace s36 {
-
-__device__ __forceinline__ unsigned cluster_rank() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-// All threads of all blocks of the cluster; release/acquire orders the parked
-// partial tiles (shared-memory stores) before the other blocks' remote loads.
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n"
-                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-// The address of the same shared-memory location in block `rank` of the cluster.
-__device__ __forceinline__ unsigned remote(unsigned local, unsigned rank) {
-    unsigned r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(local), "r"(rank));
-    return r;
-}
-__device__ __forceinline__ float4 ld_cluster4(unsigned addr) {
-    float4 v;
-    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
-    return v;
-}
-
-}  // namespace s36
+#include "cluster.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int STAGES,
           int CS, bool TA, bool TB, bool ALIGNED>
@@ -62,7 +35,7 @@ sgemm_splitk_cluster(SGEMM_PARAMS) {
     extern __shared__ __align__(16) float smem[];
     sg::pdl_wait();
 
-    const unsigned rank = s36::cluster_rank();      // = blockIdx.z % CS for 1 x 1 x CS
+    const unsigned rank = cl::rank();      // = blockIdx.z % CS for 1 x 1 x CS
     const long long entry = blockIdx.z / CS;
     const int kc = (K + CS * BK - 1) / (CS * BK) * BK;
     const int kbeg = (int)rank * kc;
@@ -81,20 +54,15 @@ sgemm_splitk_cluster(SGEMM_PARAMS) {
     __syncthreads();
     float4* parked = reinterpret_cast<float4*>(smem);
     if (tile.kg == 0) tile.park(acc, [&](int e, float4 v) { parked[e] = v; });
-    s36::cluster_sync();
+    cl::sync();
 
     // This block's share of the tile, summed over the cluster in rank order.
-    const unsigned base = s30::saddr(parked);
+    const unsigned base = cl::saddr(parked);
     for (int e = (int)rank * (E / CS) + tile.tid; e < ((int)rank + 1) * (E / CS); e += THREADS) {
-        float4 s = s36::ld_cluster4(s36::remote(base + 16u * e, 0));
-#pragma unroll
-        for (int q = 1; q < CS; ++q) {
-            const float4 u = s36::ld_cluster4(s36::remote(base + 16u * e, q));
-            s.x += u.x; s.y += u.y; s.z += u.z; s.w += u.w;
-        }
+        const float4 s = cl::sum_ranks<CS>(base, e);
         int m, n;
         tile.coord(e, m, n);
         if (n < N && m < M) s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);
     }
-    s36::cluster_sync();        // our shared memory stays until every block has read it
+    cl::sync();        // our shared memory stays until every block has read it
 }

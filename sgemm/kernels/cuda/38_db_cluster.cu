@@ -1,0 +1,116 @@
+// Scheme kernel 38 -- rung 9's main loop, split over K inside a thread-block
+// cluster ("db_cluster", issue 5's small squares under CUDA graphs).  sm_90.
+//
+// Adds over 36_splitk_cluster.cu: the per-block main loop.  Kernel 36 runs
+// 30_tile.cu's cp.async loop, which measured ~37% of the FFMA peak per SM at
+// 512^3 (64x64 tiles, one 128-thread block per SM: 14.1 us against cuBLAS's
+// 12.9 under graphs).  Rung 9 (register prefetch + double buffer, 8x8 and
+// 16x8 thread tiles) is the library's fastest FFMA loop (~95% of cuBLAS at
+// 4096^3), so the CS blocks of a cluster each run it on one K slice:
+//   block r of the cluster (1 x 1 x CS, grid z = batch * CS) computes slice r
+//   of K with double_buffer_accumulate (the same code as rung 9, shifted edge
+//   tiles included), parks its BM x BN partial tile in its own shared memory,
+//   and after a cluster barrier sums 1/CS of the tile over the CS blocks
+//   (distributed shared memory, in rank order 0..CS-1: bit-identical run to
+//   run) and writes C with alpha/beta (beta == 0 never reads C).  A second
+//   barrier keeps every block's shared memory alive until the others have read
+//   it.  One launch, no workspace, no atomics.
+// One block per SM is assumed (launch bounds: up to 255 registers), so the
+// 128x128 tile's unaligned loads are prefetched early as in rung 9's roomy
+// configs.
+// Slice depth kc = ceil(K / (CS * BK)) * BK: whole k-tiles, a multiple of 4
+// (ALIGNED survives the offset); slices past K are empty and add zeros.
+// Measured: docs/notes/dispatch.md (session 5).
+#include "09_double_buffer.cu"
+#include "cluster.cuh"
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int CS,
+          bool TA, bool TB, bool ALIGNED>
+__global__ void __cluster_dims__(1, 1, CS) __launch_bounds__(THREADS, 1)
+sgemm_db_cluster(SGEMM_PARAMS) {
+    constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
+    constexpr int E = BM * BN / 4;                   // float4s in a parked tile
+    constexpr int SHARE = (E + CS - 1) / CS;         // float4s each block sums
+    using TT = sg::DbThreadTile<BM, BN, WM, WN, TM, TN>;
+    static_assert(CS >= 2 && CS <= 8, "a portable cluster holds 2..8 blocks");
+    extern __shared__ float4 smem4[];
+    sg::pdl_wait();
+    auto As = reinterpret_cast<float (*)[A_FLOATS]>(smem4);
+    auto Bs = reinterpret_cast<float (*)[B_FLOATS]>(reinterpret_cast<float*>(smem4) +
+                                                    2 * A_FLOATS);
+
+    const unsigned rank = cl::rank();                // = blockIdx.z % CS for 1 x 1 x CS
+    const long long entry = blockIdx.z / CS;
+    const int kc = (K + CS * BK - 1) / (CS * BK) * BK;
+    const int kbeg = (int)rank * kc;
+    const int KL = max(0, min(kc, K - kbeg));        // 0: an empty slice, zeros
+    A += entry * strideA + (TA ? (long long)kbeg : (long long)kbeg * lda) * (KL > 0);
+    B += entry * strideB + (TB ? (long long)kbeg * ldb : (long long)kbeg) * (KL > 0);
+    C += entry * strideC;
+
+    // Edge blocks as in rung 9's roomy configs (double_buffer_dispatch): the
+    // last full tile inside C when that is legal for the unguarded loop, else
+    // the guarded one.  Every block of a cluster takes the same branch.
+    const int mlo = blockIdx.x * BM, nlo = blockIdx.y * BN;
+    const bool m_fast = mlo + BM <= M || (M >= BM && (!ALIGNED || M % 4 == 0));
+    const bool n_fast = nlo + BN <= N || (N >= BN && (!ALIGNED || !TB || N % 4 == 0));
+    const bool fast = m_fast && n_fast;
+    const int bm0 = fast ? min(mlo, M - BM) : mlo, bn0 = fast ? min(nlo, N - BN) : nlo;
+    float acc[TM][TN];
+    if (fast)
+        sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED,
+                                     false, true>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs,
+                                                  acc);
+    else
+        sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED,
+                                     true, true>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs,
+                                                 acc);
+
+    // Park the partial tile: float4 g*THREADS + tid holds this thread's
+    // sub-tile g = it*TN + j (rows a_off + it*SA .. +3, column b_off + jt*SB + v),
+    // so consecutive threads write consecutive float4s.  The pipeline's shared
+    // memory is free after the barrier (the main loop ended with one).
+    const TT tt(threadIdx.x);
+    __syncthreads();
+    float4* parked = smem4;
+#pragma unroll
+    for (int it = 0; it < TM / 4; ++it)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+            parked[(it * TN + j) * THREADS + threadIdx.x] =
+                make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
+                            acc[4 * it + 3][j]);
+    cl::sync();
+
+    // This block's share of the tile, summed over the cluster in rank order.
+    // A shifted block owns only rows >= mlo and columns >= nlo (rung 9's rule:
+    // the neighbour computes the overlap too and must be its only writer).
+    const unsigned base = cl::saddr(parked);
+    const int e_end = min(E, ((int)rank + 1) * SHARE);
+    for (int e = (int)rank * SHARE + (int)threadIdx.x; e < e_end; e += THREADS) {
+        const float4 s = cl::sum_ranks<CS>(base, e);
+        const int g = e / THREADS, t = e % THREADS;
+        const int it = g / TN, j = g % TN;
+        const TT owner(t);
+        const int m = bm0 + owner.a_off + it * TT::SA;
+        const int n = bn0 + owner.b_off + (j / 4) * TT::SB + j % 4;
+        if (n >= N || n < nlo) continue;
+        float* col = C + (long long)n * ldc;
+        if (ALIGNED && m >= mlo && m + 3 < M) {
+            float4* p = reinterpret_cast<float4*>(col + m);
+            float4 r = make_float4(alpha * s.x, alpha * s.y, alpha * s.z, alpha * s.w);
+            if (beta != 0.0f) {
+                const float4 c = *p;
+                r.x = fmaf(beta, c.x, r.x); r.y = fmaf(beta, c.y, r.y);
+                r.z = fmaf(beta, c.z, r.z); r.w = fmaf(beta, c.w, r.w);
+            }
+            *p = r;
+        } else {
+            const float v[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+            for (int u = 0; u < 4; ++u)
+                if (m + u >= mlo && m + u < M) sg::store_c(col, m + u, v[u], alpha, beta);
+        }
+    }
+    cl::sync();        // our shared memory stays until every block has read it
+}
