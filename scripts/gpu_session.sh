@@ -20,6 +20,8 @@
 #             with the pack and peel schemes off, then on
 #   graphs    scripts/small_graphs.py on $GRAPH_SIZES (default 384,512), kernels
 #             $GRAPH_ONLY (default all): small squares under CUDA graphs
+#   kdepth    scripts/kdepth_sweep.py: time against one block's K depth, m = n =
+#             $KDEPTH_MN (default 512), direct rung 9 and db_cluster
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
 #             when the tune step ran)
 # Writes logs and results under $OUT (the device tool brings them back; it
@@ -99,6 +101,11 @@ for step in "$@"; do
       python3 scripts/small_graphs.py --sizes "${GRAPH_SIZES:-384,512}" --only "${GRAPH_ONLY:-}" \
         --out "$OUT/small-graphs.json" 2>&1 | tee "$OUT/small-graphs.log" | tail -12
       summary+=("graphs: $(grep -c ratio "$OUT/small-graphs.log") candidates timed") ;;
+    kdepth)
+      # one block's K depth against time, direct and in clusters (scripts/kdepth_sweep.py)
+      python3 scripts/kdepth_sweep.py --mn "${KDEPTH_MN:-512}" --out "$OUT/kdepth-sweep.json" 2>&1 \
+        | tee "$OUT/kdepth-sweep.log" | tail -14
+      summary+=("kdepth: $(grep -c cuBLAS "$OUT/kdepth-sweep.log") points") ;;
     suite)
       python3 bench/suite.py --out "$OUT/suite.json" ${SUITE_ARGS:-} 2>&1 \
         | tee "$OUT/suite.log" | tail -70
