@@ -3,8 +3,9 @@
 
     python scripts/kdepth_sweep.py [--mn 512] [--out F.json]
 
-For a fixed m = n, each config below runs with the per-block K depth
-16 ... 512 (a cluster config of CS slices gets K = depth * CS), timed under
+For a fixed m = n, each config below runs with the per-slice K depth
+16 ... 512 (a db_cluster config of CS blocks x KG k-groups gets K = depth *
+CS * KG), timed under
 CUDA graphs as bench/suite.py does (20 GEMMs per graph, median of 15
 samples), checked against fp64 first.  A straight line through (depth, time)
 splits a config's time into a fixed part (launch, prologue, the cluster's
@@ -36,12 +37,14 @@ def configs():
     t4x4 = T(BM=64, BN=64, BK=16, WM=32, WN=16, TM=4, TN=4, threads=256)
     m8x4 = T(BM=128, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=256)
     big = T(BM=128, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, threads=256)
-    return [("double_buffer", t8x4), ("double_buffer", t4x4), ("double_buffer", m8x4),
-            ("double_buffer", big),
-            ("db_cluster", t8x4.replace(split_k=2)), ("db_cluster", t4x4.replace(split_k=2)),
-            ("db_cluster", t4x4.replace(split_k=4)), ("db_cluster", m8x4.replace(split_k=4)),
-            ("db_cluster", big.replace(split_k=4)), ("db_cluster", big.replace(split_k=6)),
-            ("db_cluster", big.replace(split_k=8))]
+    return [("double_buffer", t8x4), ("double_buffer", m8x4), ("double_buffer", big),
+            ("db_cluster", t8x4.replace(split_k=1)), ("db_cluster", t8x4.replace(split_k=2)),
+            ("db_cluster", t8x4.replace(threads=256, split_k=1)),
+            ("db_cluster", t8x4.replace(threads=256, split_k=2)),
+            ("db_cluster", t8x4.replace(threads=512, split_k=1)),
+            ("db_cluster", t8x4.replace(threads=512, split_k=2)),
+            ("db_cluster", m8x4.replace(threads=512, split_k=1)),
+            ("db_cluster", m8x4.replace(split_k=2)), ("db_cluster", big.replace(split_k=4))]
 
 
 def main() -> int:
@@ -64,7 +67,8 @@ def main() -> int:
         if why:
             print("skip", kernel, p, why)
             continue
-        cs = p.split_k if kernel == "db_cluster" else 1
+        from sgemm.kernels.schemes import db_kgroups
+        cs = p.split_k * db_kgroups(p) if kernel == "db_cluster" else 1   # K slices
         for depth in DEPTHS:
             k = depth * cs
             rs = cp.random.RandomState(k)
@@ -82,7 +86,7 @@ def main() -> int:
                 cub[k] = _graph_time(enqueue)
             g = pl.launches[0].grid
             row = dict(kernel=kernel, params=p.as_dict(), depth=depth, k=k, err=err,
-                       blocks=g[0] * g[1] * g[2], us=t * 1e6, cublas_us=cub[k] * 1e6)
+                       blocks=g[0] * g[1] * g[2], us=t * 1e3, cublas_us=cub[k] * 1e3)
             rows.append(row)
             print(f"{kernel:>13} {p.BM}x{p.BN} t{p.threads} {p.TM}x{p.TN} cs{cs} "
                   f"blocks {row['blocks']:4d} depth {depth:4d} k {k:5d} err {err:.1e} "

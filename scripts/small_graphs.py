@@ -43,9 +43,13 @@ def candidates(n):
     db = registry.get("db_cluster")
     for p in db.configs.values():
         tiles = -(-n // p.BM) * -(-n // p.BN)
-        for cs in schemes.DB_CLUSTER_SIZES:      # up to two blocks per SM
-            if tiles * cs <= 264 and n // cs >= 32:
-                out.append(("db_cluster", p.replace(split_k=cs)))
+        gt = schemes.db_group_threads(p)
+        for kg in schemes.DB_KGROUPS:
+            for cs in schemes.DB_CLUSTER_SIZES:  # up to one wave, slices >= 32 deep
+                q = p.replace(threads=kg * gt, split_k=cs)
+                if (tiles * cs <= 132 and n // (cs * kg) >= 32 and kg * gt <= 512
+                        and not db.can_implement(q) and ("db_cluster", q) not in out):
+                    out.append(("db_cluster", q))
     return out
 
 

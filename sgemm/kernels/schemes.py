@@ -551,21 +551,40 @@ SPLITK_CLUSTER = KernelSpec(
 
 
 # ---- rung 9's main loop split over K in a cluster (38_db_cluster.cu, sm_90) -------
-DB_CLUSTER_SIZES = tuple(range(2, 9))   # any cluster of 2..8 blocks is portable
+DB_CLUSTER_SIZES = tuple(range(1, 9))   # any cluster of up to 8 blocks is portable
+DB_KGROUPS = (1, 2, 4)
+
+
+def db_group_threads(p: TileParams) -> int:
+    """Threads of one k-group: the warp tiling's (threads is KG times that)."""
+    if p.WM <= 0 or p.WN <= 0 or p.BM % p.WM or p.BN % p.WN:
+        return p.threads
+    return 32 * (p.BM // p.WM) * (p.BN // p.WN)
+
+
+def db_kgroups(p: TileParams) -> int:
+    return max(1, p.threads // db_group_threads(p))
 
 
 def db_cluster_rules(p: TileParams) -> list[str]:
     from .ladder import warptile_rules
-    why = warptile_rules(p)
+    gt = db_group_threads(p)
+    why = warptile_rules(p.replace(threads=gt))
+    need(p.threads in tuple(kg * gt for kg in DB_KGROUPS),
+         f"threads={p.threads} must be 1, 2 or 4 k-groups of the warp tiling's {gt}", why)
     need(p.split_k in DB_CLUSTER_SIZES,
          f"split_k={p.split_k} is the cluster size: one of {DB_CLUSTER_SIZES}", why)
+    need(p.threads <= 256 or p.TM * p.TN <= 32,
+         f"threads={p.threads} with {p.TM}x{p.TN} accumulators: over 128 registers a "
+         f"thread, 512 threads do not fit one SM's 64K registers", why)
     return why
 
 
 def db_cluster_smem(p: TileParams) -> int:
-    """Rung 9's two k-tile buffers, reused at the end for the parked tile."""
+    """Each k-group's two rung-9 k-tile buffers, reused at the end for the
+    groups' parked tiles."""
     from .ladder import tile_bytes
-    return max(2 * tile_bytes(p), p.BM * p.BN * F32)
+    return db_kgroups(p) * max(2 * tile_bytes(p), p.BM * p.BN * F32)
 
 
 # Rung 9's thread tiles (8x8 at 256 threads, 8x4 at 128 or 256), one block per SM.
@@ -576,13 +595,17 @@ DB_CLUSTER_CONFIGS = {
                          split_k=4),
     "small": TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=128,
                         split_k=2),
+    "kgroup": TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=256,
+                         split_k=2),
 }
 
 
 def db_cluster_space():
     for p in DB_CLUSTER_CONFIGS.values():
-        for cs in DB_CLUSTER_SIZES:
-            yield p.replace(split_k=cs)
+        gt = db_group_threads(p)
+        for kg in DB_KGROUPS:
+            for cs in DB_CLUSTER_SIZES:
+                yield p.replace(threads=kg * gt, split_k=cs)
 
 
 def choose_db_cluster(prob: Problem, sm_count: int = 132) -> TileParams:

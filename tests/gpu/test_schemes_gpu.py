@@ -135,14 +135,18 @@ def test_splitk_deterministic_and_remainder():
         assert rel_err(outs[0], ref) < _tol(k)
 
 
-CLUSTER_CASES = [("splitk_cluster", "large", cs) for cs in (2, 4, 8)] + [
-    ("db_cluster", cfg, cs) for cfg, cs in (("large", 8), ("large", 3), ("medium", 4),
-                                            ("medium", 7), ("small", 2), ("small", 5))]
+# (kernel, config, cluster size, threads: None keeps the config's; db_cluster's
+# 256 / 512 threads on a 128-thread warp tiling are 2 / 4 k-groups)
+CLUSTER_CASES = [("splitk_cluster", "large", cs, None) for cs in (2, 4, 8)] + [
+    ("db_cluster", cfg, cs, t) for cfg, cs, t in (
+        ("large", 8, None), ("large", 3, None), ("medium", 4, None), ("medium", 7, None),
+        ("small", 2, None), ("small", 5, None), ("kgroup", 1, None), ("kgroup", 2, None),
+        ("small", 1, 512), ("small", 3, 512), ("medium", 2, 512))]
 
 
 @pytest.mark.skipif(not HOPPER, reason="thread-block clusters need sm_90")
-@pytest.mark.parametrize("kernel,cfg,cs", CLUSTER_CASES)
-def test_cluster_split_deterministic_every_cluster_size(kernel, cfg, cs):
+@pytest.mark.parametrize("kernel,cfg,cs,threads", CLUSTER_CASES)
+def test_cluster_split_deterministic_every_cluster_size(kernel, cfg, cs, threads):
     """Each cluster size, K not a multiple of the slices (short and empty last
     slices: K = 37 with 8 slices of 32), repeats bit-identical, NaN-poisoned C;
     edge tiles (shifted and guarded), unaligned rows."""
@@ -151,7 +155,8 @@ def test_cluster_split_deterministic_every_cluster_size(kernel, cfg, cs):
     from sgemm.runtime import launcher
     rng = np.random.default_rng(cs)
     spec = registry.get(kernel)
-    p0 = spec.configs[cfg].replace(split_k=cs)
+    p0 = spec.configs[cfg].replace(split_k=cs, threads=threads or spec.configs[cfg].threads)
+    assert not spec.can_implement(p0), spec.can_implement(p0)
     for m, n, k in [(384, 384, 384), (100, 70, 37), (64, 64, 8195), (1, 300, 1000),
                     (515, 131, 700), (130, 257, 333)]:
         a = cp.asarray(rng.standard_normal((m, k)).astype(np.float32))

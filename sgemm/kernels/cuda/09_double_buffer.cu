@@ -79,11 +79,24 @@ struct DbThreadTile {
     }
 };
 
+// The barrier of one k-group: the whole block when there is one group, else
+// the group's THREADS threads on named barrier 1 + group (0 is __syncthreads).
+template <int KG, int THREADS>
+__device__ __forceinline__ void kgroup_sync() {
+    if constexpr (KG == 1)
+        __syncthreads();
+    else
+        asm volatile("bar.sync %0, %1;\n" ::"r"(1 + (int)threadIdx.x / THREADS), "n"(THREADS)
+                     : "memory");
+}
+
 // The main loop: acc <- the block's (bm0, bn0) tile of op(A) op(B) over K.
 // ROOMY (db_roomy) decides whether unaligned loads are prefetched early; the
-// cluster kernel, at one block per SM, passes true.
+// cluster kernel, at one block per SM, passes true.  KG > 1 (38_db_cluster.cu):
+// the block holds KG k-groups of THREADS threads, each running this loop on
+// its own K range and shared memory, synchronized on its own barrier.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
-          bool TA, bool TB, bool ALIGNED, bool EDGE, bool ROOMY>
+          bool TA, bool TB, bool ALIGNED, bool EDGE, bool ROOMY, int KG = 1>
 __device__ __forceinline__ void double_buffer_accumulate(
         const float* __restrict__ A, long long lda, const float* __restrict__ B, long long ldb,
         int M, int N, int K, int bm0, int bn0, float (*As)[BK * (BM + 4)],
@@ -93,7 +106,8 @@ __device__ __forceinline__ void double_buffer_accumulate(
     static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "warps must tile the block");
     // DbThreadTile's offsets, spelled out in this order: it keeps the SASS of
     // every rung-9 config identical to the one measured before the split.
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int tid = KG == 1 ? (int)threadIdx.x : (int)threadIdx.x % THREADS, lane = tid & 31,
+              warp = tid >> 5;
     const int wm0 = (warp % (BM / WM)) * WM, wn0 = (warp / (BM / WM)) * WN;
     const int lm = lane % TT::WTM, ln = lane / TT::WTM;
     const int rowsA = M - bm0, rowsB = N - bn0;
@@ -119,7 +133,7 @@ __device__ __forceinline__ void double_buffer_accumulate(
     load(K);
     la.store(As[0], tid);
     lb.store(Bs[0], tid);
-    __syncthreads();
+    kgroup_sync<KG, THREADS>();
 
     const int a_off = wm0 + lm * 4, b_off = wn0 + ln * 4;
     int cur = 0;
@@ -147,7 +161,7 @@ __device__ __forceinline__ void double_buffer_accumulate(
             la.store(As[cur ^ 1], tid);
             lb.store(Bs[cur ^ 1], tid);
         }
-        __syncthreads();
+        kgroup_sync<KG, THREADS>();
         cur ^= 1;
     }
 }

@@ -59,7 +59,7 @@ sgemm_splitk_cluster(SGEMM_PARAMS) {
     // This block's share of the tile, summed over the cluster in rank order.
     const unsigned base = cl::saddr(parked);
     for (int e = (int)rank * (E / CS) + tile.tid; e < ((int)rank + 1) * (E / CS); e += THREADS) {
-        const float4 s = cl::sum_ranks<CS>(base, e);
+        const float4 s = cl::sum_parked<CS, 1>(base, e, E);
         int m, n;
         tile.coord(e, m, n);
         if (n < N && m < M) s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);

@@ -15,11 +15,16 @@
 //   run) and writes C with alpha/beta (beta == 0 never reads C).  A second
 //   barrier keeps every block's shared memory alive until the others have read
 //   it.  One launch, no workspace, no atomics.
-// One block per SM is assumed (launch bounds: up to 255 registers), so the
-// 128x128 tile's unaligned loads are prefetched early as in rung 9's roomy
-// configs.
-// Slice depth kc = ceil(K / (CS * BK)) * BK: whole k-tiles, a multiple of 4
-// (ALIGNED survives the offset); slices past K are empty and add zeros.
+// k-groups: THREADS may be KG = 1, 2 or 4 times the warp tiling's thread
+// count GT.  Group g of the block then runs the same loop on its own slice
+// (cluster rank r takes slices r*KG .. r*KG+KG-1), with its own shared
+// memory and named barrier, and parks its own partial tile: KG independent
+// instruction streams per SM where a 64x64 tile alone keeps one warp per
+// scheduler (latency-bound, ~44% of the FFMA peak: kdepth-sweep-*).
+// One block per SM is assumed (launch bounds: up to 255 registers), so
+// unaligned loads are prefetched early as in rung 9's roomy configs.
+// Slice depth kc = ceil(K / (CS * KG * BK)) * BK: whole k-tiles, a multiple
+// of 4 (ALIGNED survives the offset); slices past K are empty and add zeros.
 // Measured: docs/notes/dispatch.md (session 5).
 #include "09_double_buffer.cu"
 #include "cluster.cuh"
@@ -28,22 +33,27 @@ template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, i
           bool TA, bool TB, bool ALIGNED>
 __global__ void __cluster_dims__(1, 1, CS) __launch_bounds__(THREADS, 1)
 sgemm_db_cluster(SGEMM_PARAMS) {
+    constexpr int GT = (BM / WM) * (BN / WN) * 32;     // threads of one k-group
+    constexpr int KG = THREADS / GT;
     constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
-    constexpr int E = BM * BN / 4;                   // float4s in a parked tile
-    constexpr int SHARE = (E + CS - 1) / CS;         // float4s each block sums
+    constexpr int E = BM * BN / 4;                     // float4s in a parked tile
+    constexpr int SHARE = (E + CS - 1) / CS;           // float4s each block sums
     using TT = sg::DbThreadTile<BM, BN, WM, WN, TM, TN>;
-    static_assert(CS >= 2 && CS <= 8, "a portable cluster holds 2..8 blocks");
+    static_assert(CS >= 1 && CS <= 8, "a portable cluster holds up to 8 blocks");
+    static_assert(KG * GT == THREADS && (KG == 1 || KG == 2 || KG == 4),
+                  "THREADS is 1, 2 or 4 k-groups of the warp tiling's threads");
     extern __shared__ float4 smem4[];
     sg::pdl_wait();
-    auto As = reinterpret_cast<float (*)[A_FLOATS]>(smem4);
-    auto Bs = reinterpret_cast<float (*)[B_FLOATS]>(reinterpret_cast<float*>(smem4) +
-                                                    2 * A_FLOATS);
+    const int group = (int)threadIdx.x / GT, gtid = (int)threadIdx.x % GT;
+    float* mine = reinterpret_cast<float*>(smem4) + group * 2 * (A_FLOATS + B_FLOATS);
+    auto As = reinterpret_cast<float (*)[A_FLOATS]>(mine);
+    auto Bs = reinterpret_cast<float (*)[B_FLOATS]>(mine + 2 * A_FLOATS);
 
-    const unsigned rank = cl::rank();                // = blockIdx.z % CS for 1 x 1 x CS
+    const unsigned rank = cl::rank();                  // = blockIdx.z % CS for 1 x 1 x CS
     const long long entry = blockIdx.z / CS;
-    const int kc = (K + CS * BK - 1) / (CS * BK) * BK;
-    const int kbeg = (int)rank * kc;
-    const int KL = max(0, min(kc, K - kbeg));        // 0: an empty slice, zeros
+    const int kc = (K + CS * KG * BK - 1) / (CS * KG * BK) * BK;
+    const int kbeg = ((int)rank * KG + group) * kc;
+    const int KL = max(0, min(kc, K - kbeg));          // 0: an empty slice, zeros
     A += entry * strideA + (TA ? (long long)kbeg : (long long)kbeg * lda) * (KL > 0);
     B += entry * strideB + (TB ? (long long)kbeg * ldb : (long long)kbeg) * (KL > 0);
     C += entry * strideC;
@@ -58,38 +68,37 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     const int bm0 = fast ? min(mlo, M - BM) : mlo, bn0 = fast ? min(nlo, N - BN) : nlo;
     float acc[TM][TN];
     if (fast)
-        sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED,
-                                     false, true>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs,
-                                                  acc);
+        sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, false,
+                                     true, KG>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs, acc);
     else
-        sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED,
-                                     true, true>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs,
-                                                 acc);
+        sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, true,
+                                     true, KG>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs, acc);
 
-    // Park the partial tile: float4 g*THREADS + tid holds this thread's
-    // sub-tile g = it*TN + j (rows a_off + it*SA .. +3, column b_off + jt*SB + v),
-    // so consecutive threads write consecutive float4s.  The pipeline's shared
-    // memory is free after the barrier (the main loop ended with one).
-    const TT tt(threadIdx.x);
+    // Park the partial tiles: group g's float4 g*E + s*GT + gtid holds the
+    // thread's sub-tile s = it*TN + j (rows a_off + it*SA .. +3, column
+    // b_off + jt*SB + v), so consecutive threads write consecutive float4s.
+    // Shared memory is free after the barrier (each loop ended with one).
+    const TT tt(gtid);
     __syncthreads();
     float4* parked = smem4;
 #pragma unroll
     for (int it = 0; it < TM / 4; ++it)
 #pragma unroll
         for (int j = 0; j < TN; ++j)
-            parked[(it * TN + j) * THREADS + threadIdx.x] =
+            parked[group * E + (it * TN + j) * GT + gtid] =
                 make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
                             acc[4 * it + 3][j]);
     cl::sync();
 
-    // This block's share of the tile, summed over the cluster in rank order.
-    // A shifted block owns only rows >= mlo and columns >= nlo (rung 9's rule:
-    // the neighbour computes the overlap too and must be its only writer).
+    // This block's share of the tile, summed over the cluster's CS x KG
+    // partial tiles in a fixed order.  A shifted block owns only rows >= mlo
+    // and columns >= nlo (rung 9's rule: the neighbour computes the overlap
+    // too and must be its only writer).
     const unsigned base = cl::saddr(parked);
     const int e_end = min(E, ((int)rank + 1) * SHARE);
     for (int e = (int)rank * SHARE + (int)threadIdx.x; e < e_end; e += THREADS) {
-        const float4 s = cl::sum_ranks<CS>(base, e);
-        const int g = e / THREADS, t = e % THREADS;
+        const float4 s = cl::sum_parked<CS, KG>(base, e, E);
+        const int g = e / GT, t = e % GT;
         const int it = g / TN, j = g % TN;
         const TT owner(t);
         const int m = bm0 + owner.a_off + it * TT::SA;
