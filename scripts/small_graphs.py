@@ -47,7 +47,7 @@ def candidates(n):
         for kg in schemes.DB_KGROUPS:
             for cs in schemes.DB_CLUSTER_SIZES:  # up to one wave, slices >= 32 deep
                 q = p.replace(threads=kg * gt, split_k=cs)
-                if (tiles * cs <= 132 and n // (cs * kg) >= 32 and kg * gt <= 512
+                if (tiles * cs <= 132 and n // (cs * kg) >= 32 and kg * gt <= 512 and cs <= 6
                         and not db.can_implement(q) and ("db_cluster", q) not in out):
                     out.append(("db_cluster", q))
     return out

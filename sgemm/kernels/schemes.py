@@ -580,11 +580,24 @@ def db_cluster_rules(p: TileParams) -> list[str]:
     return why
 
 
+# db_cluster is built for one block per SM (launch bounds, slices sized to one
+# wave).  Under programmatic dependent launch the next GEMM's blocks are placed
+# while this one still runs; where two fit an SM, the scheduler stacks them on
+# the SMs that are free at that moment.  Asking for more than half of an SM's
+# 228 KiB (sm_90) keeps it to one.  SGEMM_DB_RESERVE=0 turns the reservation
+# off (for measuring it).
+DB_ONE_PER_SM_BYTES = 115 * 1024
+
+
 def db_cluster_smem(p: TileParams) -> int:
     """Each k-group's two rung-9 k-tile buffers, reused at the end for the
-    groups' parked tiles."""
+    groups' parked tiles; at least DB_ONE_PER_SM_BYTES."""
+    import os
     from .ladder import tile_bytes
-    return db_kgroups(p) * max(2 * tile_bytes(p), p.BM * p.BN * F32)
+    need = db_kgroups(p) * max(2 * tile_bytes(p), p.BM * p.BN * F32)
+    if os.environ.get("SGEMM_DB_RESERVE", "1") in ("0", "off", "no"):
+        return need
+    return max(need, DB_ONE_PER_SM_BYTES)
 
 
 # Rung 9's thread tiles (8x8 at 256 threads, 8x4 at 128 or 256), one block per SM.
