@@ -56,13 +56,23 @@ sgemm_splitk_cluster(SGEMM_PARAMS) {
     if (tile.kg == 0) tile.park(acc, [&](int e, float4 v) { parked[e] = v; });
     cl::sync();
 
-    // This block's share of the tile, summed over the cluster in rank order.
+    // This block's share of the tile, summed over the cluster in rank order:
+    // all sums first, then all stores (see 38_db_cluster.cu).
+    constexpr int ITER = (E / CS + THREADS - 1) / THREADS;
     const unsigned base = cl::saddr(parked);
-    for (int e = (int)rank * (E / CS) + tile.tid; e < ((int)rank + 1) * (E / CS); e += THREADS) {
-        const float4 s = cl::sum_parked<CS, 1>(base, e, E);
+    const int e0 = (int)rank * (E / CS) + tile.tid, e_end = ((int)rank + 1) * (E / CS);
+    float4 sum[ITER];
+#pragma unroll
+    for (int i = 0; i < ITER; ++i)
+        if (e0 + i * THREADS < e_end) sum[i] = cl::sum_parked<CS, 1>(base, e0 + i * THREADS, E);
+#pragma unroll
+    for (int i = 0; i < ITER; ++i) {
+        const int e = e0 + i * THREADS;
+        if (e >= e_end) break;
         int m, n;
         tile.coord(e, m, n);
-        if (n < N && m < M) s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);
+        if (n < N && m < M)
+            s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, sum[i], alpha, beta);
     }
     cl::sync();        // our shared memory stays until every block has read it
 }

@@ -91,13 +91,24 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     cl::sync();
 
     // This block's share of the tile, summed over the cluster's CS x KG
-    // partial tiles in a fixed order.  A shifted block owns only rows >= mlo
-    // and columns >= nlo (rung 9's rule: the neighbour computes the overlap
-    // too and must be its only writer).
+    // partial tiles in a fixed order.  All sums first, then all stores: a
+    // loop that stored each sum before loading the next paid the distributed
+    // shared-memory latency once per element (~1 us per launch at 64x64).
+    // A shifted block owns only rows >= mlo and columns >= nlo (rung 9's
+    // rule: the neighbour computes the overlap too and must be its only writer).
+    constexpr int ITER = (SHARE + THREADS - 1) / THREADS;
     const unsigned base = cl::saddr(parked);
+    const int e0 = (int)rank * SHARE + (int)threadIdx.x;
     const int e_end = min(E, ((int)rank + 1) * SHARE);
-    for (int e = (int)rank * SHARE + (int)threadIdx.x; e < e_end; e += THREADS) {
-        const float4 s = cl::sum_parked<CS, KG>(base, e, E);
+    float4 sum[ITER];
+#pragma unroll
+    for (int i = 0; i < ITER; ++i)
+        if (e0 + i * THREADS < e_end) sum[i] = cl::sum_parked<CS, KG>(base, e0 + i * THREADS, E);
+#pragma unroll
+    for (int i = 0; i < ITER; ++i) {
+        const int e = e0 + i * THREADS;
+        if (e >= e_end) break;
+        const float4 s = sum[i];
         const int g = e / GT, t = e % GT;
         const int it = g / TN, j = g % TN;
         const TT owner(t);
