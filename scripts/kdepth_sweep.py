@@ -37,13 +37,16 @@ def configs():
     t4x4 = T(BM=64, BN=64, BK=16, WM=32, WN=16, TM=4, TN=4, threads=256)
     m8x4 = T(BM=128, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=256)
     big = T(BM=128, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, threads=256)
-    return [("double_buffer", t8x4), ("double_buffer", m8x4), ("double_buffer", big),
+    s8x8 = T(BM=64, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=64)
+    k32 = t8x4.replace(BK=32)
+    return [("double_buffer", t8x4), ("double_buffer", big),
             ("db_cluster", t8x4.replace(split_k=1)), ("db_cluster", t8x4.replace(split_k=2)),
-            ("db_cluster", t8x4.replace(threads=256, split_k=1)),
             ("db_cluster", t8x4.replace(threads=256, split_k=2)),
-            ("db_cluster", t8x4.replace(threads=512, split_k=1)),
-            ("db_cluster", t8x4.replace(threads=512, split_k=2)),
-            ("db_cluster", m8x4.replace(threads=512, split_k=1)),
+            ("db_cluster", s8x8.replace(threads=128, split_k=1)),
+            ("db_cluster", s8x8.replace(threads=128, split_k=2)),
+            ("db_cluster", s8x8.replace(threads=256, split_k=1)),
+            ("db_cluster", s8x8.replace(threads=256, split_k=2)),
+            ("db_cluster", k32.replace(split_k=2)), ("db_cluster", k32.replace(threads=256, split_k=2)),
             ("db_cluster", m8x4.replace(split_k=2)), ("db_cluster", big.replace(split_k=4))]
 
 

@@ -41,7 +41,10 @@ def candidates(n):
     out.append(("splitk_cluster", schemes.TILE_CONFIGS["small"].replace(threads=128, split_k=2)))
     out.append(("small", None))
     db = registry.get("db_cluster")
-    for p in db.configs.values():
+    from sgemm.kernels.params import TileParams as T
+    trial = [T(BM=64, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=64),   # 8x8 on 64x64
+             T(BM=64, BN=64, BK=32, WM=32, WN=32, TM=8, TN=4, threads=128)]  # BK = 32
+    for p in list(db.configs.values()) + trial:
         tiles = -(-n // p.BM) * -(-n // p.BN)
         gt = schemes.db_group_threads(p)
         for kg in schemes.DB_KGROUPS:

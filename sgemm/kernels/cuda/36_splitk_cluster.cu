@@ -65,6 +65,7 @@ sgemm_splitk_cluster(SGEMM_PARAMS) {
 #pragma unroll
     for (int i = 0; i < ITER; ++i)
         if (e0 + i * THREADS < e_end) sum[i] = cl::sum_parked<CS, 1>(base, e0 + i * THREADS, E);
+    cl::arrive();      // done reading the cluster's shared memory
 #pragma unroll
     for (int i = 0; i < ITER; ++i) {
         const int e = e0 + i * THREADS;
@@ -74,5 +75,5 @@ sgemm_splitk_cluster(SGEMM_PARAMS) {
         if (n < N && m < M)
             s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, sum[i], alpha, beta);
     }
-    cl::sync();        // our shared memory stays until every block has read it
+    cl::wait();        // our shared memory stays until every block has read it
 }

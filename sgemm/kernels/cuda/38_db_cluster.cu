@@ -104,6 +104,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
 #pragma unroll
     for (int i = 0; i < ITER; ++i)
         if (e0 + i * THREADS < e_end) sum[i] = cl::sum_parked<CS, KG>(base, e0 + i * THREADS, E);
+    cl::arrive();      // done reading the cluster's shared memory
 #pragma unroll
     for (int i = 0; i < ITER; ++i) {
         const int e = e0 + i * THREADS;
@@ -132,5 +133,5 @@ sgemm_db_cluster(SGEMM_PARAMS) {
                 if (m + u >= mlo && m + u < M) sg::store_c(col, m + u, v[u], alpha, beta);
         }
     }
-    cl::sync();        // our shared memory stays until every block has read it
+    cl::wait();        // our shared memory stays until every block has read it
 }

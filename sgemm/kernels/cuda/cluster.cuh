@@ -17,6 +17,17 @@ __device__ __forceinline__ void sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n"
                  "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
+// The same barrier in two halves: arrive once this block's reads of the
+// others' shared memory are done (release: they are performed before it),
+// wait before exiting, so that no block's shared memory goes away while
+// another still reads it.  What lies between (the stores to C) overlaps the
+// barrier instead of waiting behind it.
+__device__ __forceinline__ void arrive() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wait() {
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
 // The address of the same shared-memory location in block `rank` of the cluster.
 __device__ __forceinline__ unsigned remote(unsigned local, unsigned rank) {
     unsigned r;
