@@ -27,6 +27,11 @@ Order of authority, first match wins:
                                          to fill ~2 waves, >= 256 deep each;
                                          two launches: splitk_fused, one launch,
                                          measured slower and is left to the tuner)
+     c''. sm_90+, batch 1, 32 .. SMs/2 64x64 tiles, 128 <= k <= 2 max(m, n)
+                                      -> rung 9's loop split over K in a
+                                         cluster (db_cluster: 64x64 tiles, two
+                                         k-groups per block, as many blocks per
+                                         tile as one wave holds; one launch)
      c'. sm_90+, batch 1, mnk <= 384^3, k >= 128
                                       -> split-K inside a thread-block cluster
                                          (splitk_cluster, one launch, slices
@@ -314,6 +319,23 @@ def wants_cluster(prob: Problem) -> bool:
     return prob.batch == 1 and prob.k >= 128 and prob.m * prob.n * prob.k <= 384 ** 3
 
 
+def wants_db_cluster(prob: Problem, dev: DeviceInfo) -> bool:
+    """Rule c'': one problem whose 64x64 tiles number 32 .. SMs/2 (so that two
+    or more K slices fill the wave) and whose K is not deep (k <= 2 max(m, n)):
+    rung 9's loop split over K in a cluster (db_cluster, sm_90; _named_spec
+    checks the device).  Measured under CUDA graphs on the H200
+    (bench/results/small-graphs-db-cluster-h200-2026-11-22*.json): 384^3
+    7.34 us and 512^3 11.18 us against cuBLAS 9.37 / 12.86; the cluster
+    split-K of 30_tile's loop 8.24 / 14.1 and rung 9 with two-launch split-K
+    12.2 us at 512^3.  Smaller outputs (128^3, 256^3) stay with rule c'."""
+    from .kernels import schemes as S
+    if prob.batch != 1 or prob.k > 2 * max(prob.m, prob.n) or prob.k < 128:
+        return False
+    tiles = math.ceil(prob.m / 64) * math.ceil(prob.n / 64)
+    return 32 <= tiles and S.db_cluster_split(prob, S.DB_CLUSTER_CONFIGS["k2"],
+                                              dev.sm_count) >= 2
+
+
 def _large_split(big: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams | None:
     """Rule b': rung 9's 256x128 tile split over K so that tiles x slices make
     one wave (one block per SM), slices >= 512 deep, aligned operands and the
@@ -427,6 +449,9 @@ def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
             p = spec_params(split, prob, dev)
             if p.split_k > 1:
                 return split, p
+        db = _named_spec("db_cluster", dev)
+        if db is not None and wants_db_cluster(prob, dev):
+            return db, spec_params(db, prob, dev)
         cluster = _named_spec("splitk_cluster", dev)
         if cluster is not None and wants_cluster(prob):
             return cluster, spec_params(cluster, prob, dev)

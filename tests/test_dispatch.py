@@ -100,17 +100,22 @@ def test_large_split_needs_aligned_operands():
                                    (512, 512, 512), (35, 79, 19)])
 def test_small_path(m, n, k):
     pr = prob(m, n, k)
-    spec, p, scheme = dispatch.select(pr, H100)
-    if dispatch.wants_cluster(pr):        # rule c' on sm_90: 128^3 .. 384^3
+    dev = H100
+    spec, p, scheme = dispatch.select(pr, dev)
+    if dispatch.wants_db_cluster(pr, H100):   # rule c'' on sm_90: 384^3, 512^3
+        assert spec.name == "db_cluster" and scheme == "cluster" and p.split_k >= 2
+        dev = A100
+    elif dispatch.wants_cluster(pr):          # rule c' on sm_90: 128^3, 256^3
         assert spec.name == "splitk_cluster" and scheme == "cluster" and p.split_k >= 2
         assert spec.grid(pr, p)[2] == p.split_k
-        # the same problem on an A100 (no clusters) takes the small path
-        spec, p, scheme = dispatch.select(pr, A100)
+        dev = A100
+    # without clusters (an A100) the small path
+    spec, p, scheme = dispatch.select(pr, dev)
     assert spec.name == "small" and scheme == "small"
     assert p.BK == 32
     blocks = math.ceil(m / p.BM) * math.ceil(n / p.BN)
     # the largest tile that fills the SMs, or the one giving the most blocks
-    assert blocks >= H100.sm_count or (p.BM, p.BN) == (32, 32)
+    assert blocks >= dev.sm_count or (p.BM, p.BN) == (32, 32)
 
 
 @pytest.mark.parametrize("m,n,k", [(4096, 4096, 4096), (8192, 8192, 64), (1024, 1024, 1024),
@@ -343,6 +348,46 @@ def test_named_large_tiles_get_a_wave_filling_split():
     # a grid that already fills the GPU gets no extra split variants
     assert tune._wave_splits(registry.get("double_buffer"), prob(8192, 8192, 8192), large9,
                              H100) == []
+
+
+@pytest.mark.parametrize("n,cs", [(384, 3), (448, 2), (512, 2)])
+def test_db_cluster_fills_one_wave(n, cs):
+    """Rule c'': 64x64 tiles, as many cluster blocks per tile as one wave of
+    one block per SM holds (36 tiles x 3 = 108, 64 x 2 = 128 on 132 SMs), two
+    k-groups per block; K slices at least 64 deep."""
+    pr = prob(n, n, n)
+    spec, p, scheme = dispatch.select(pr, H100)
+    assert (spec.name, scheme, p.split_k) == ("db_cluster", "cluster", cs)
+    tiles = math.ceil(n / p.BM) * math.ceil(n / p.BN)
+    assert tiles * p.split_k <= H100.sm_count < tiles * (p.split_k + 1)
+    assert spec.grid(pr, p) == (n // 64 + (n % 64 > 0), n // 64 + (n % 64 > 0), cs)
+    assert schemes.db_kgroups(p) == 2 and n // (cs * 2) >= 64
+    # one block per SM: more than half an SM's shared memory
+    assert spec.dynamic_smem(p) * 2 > 228 * 1024
+
+
+@pytest.mark.parametrize("m,n,k,batch", [(256, 256, 256, 1), (512, 512, 4096, 1),
+                                         (512, 512, 512, 2), (2048, 2048, 2048, 1),
+                                         (96, 8192, 512, 1)])
+def test_db_cluster_stays_out(m, n, k, batch):
+    """Not rule c'': too few tiles, deep K, a batch, a full wave of tiles
+    without splitting (or one not split twice); never on the A100."""
+    pr = prob(m, n, k, batch=batch)
+    assert not dispatch.wants_db_cluster(pr, H100)
+    assert dispatch.select(pr, H100)[0].name != "db_cluster"
+    assert dispatch.select(prob(512, 512, 512), A100)[0].name != "db_cluster"
+
+
+def test_db_cluster_rules_say_why():
+    spec = registry.get("db_cluster")
+    k2 = schemes.DB_CLUSTER_CONFIGS["k2"]
+    assert not spec.can_implement(k2)
+    assert any("k-groups" in r for r in spec.can_implement(k2.replace(threads=96)))
+    assert any("cluster size" in r for r in spec.can_implement(k2.replace(split_k=9)))
+    assert any("64K registers" in r
+               for r in spec.can_implement(k2.replace(WN=32, TN=8, BN=32, threads=512)))
+    # 2 and 4 k-groups double and quadruple the buffers
+    assert schemes.db_kgroups(k2.replace(threads=256)) == 4
 
 
 def test_cluster_candidates_instantiate_their_cluster_size():

@@ -600,16 +600,18 @@ def db_cluster_smem(p: TileParams) -> int:
     return max(need, DB_ONE_PER_SM_BYTES)
 
 
-# Rung 9's thread tiles (8x8 at 256 threads, 8x4 at 128 or 256), one block per SM.
+# Measured under CUDA graphs on the H200 (bench/results/small-graphs-db-cluster-
+# h200-2026-11-22*.json): "k2" -- a 64x64 tile of 8x8 thread tiles (64 threads)
+# in two k-groups -- was the fastest at 384^3 (3 slices x 2 groups, 7.34 us,
+# cuBLAS 9.37) and 512^3 (2 x 2, 11.18 us, cuBLAS 12.86); "small" (8x4, one
+# group) 7.41 / 11.87; "large" (rung 9's 128x128) 29.5 us at 768^3 with 3
+# slices (cuBLAS 32.6).  128x64 tiles and 8x4 tiles in 2-4 groups never led.
 DB_CLUSTER_CONFIGS = {
     "large": TileParams(BM=128, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, threads=256,
-                        split_k=8),
-    "medium": TileParams(BM=128, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=256,
-                         split_k=4),
+                        split_k=3),
     "small": TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=128,
-                        split_k=2),
-    "kgroup": TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=256,
-                         split_k=2),
+                        split_k=3),
+    "k2": TileParams(BM=64, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128, split_k=2),
 }
 
 
@@ -621,18 +623,17 @@ def db_cluster_space():
                 yield p.replace(threads=kg * gt, split_k=cs)
 
 
+def db_cluster_split(prob: Problem, p: TileParams, sm_count: int = 132) -> int:
+    """The most blocks per tile (cluster size, up to 8) that keep tiles x
+    blocks within one wave of one block per SM; 0 if the tiles alone do not."""
+    tiles = math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN) * prob.batch
+    return min(8, sm_count // tiles) if tiles else 0
+
+
 def choose_db_cluster(prob: Problem, sm_count: int = 132) -> TileParams:
-    """The largest tile, then the most slices, whose tiles x slices fit one
-    wave (one block per SM) with slices at least 32 deep."""
-    best = None
-    for p in DB_CLUSTER_CONFIGS.values():
-        tiles = math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN) * prob.batch
-        for cs in DB_CLUSTER_SIZES:
-            if tiles * cs <= sm_count and prob.k >= 32 * cs:
-                key = (tiles * cs, p.BM * p.BN)
-                if best is None or key > best[0]:
-                    best = (key, p.replace(split_k=cs))
-    return best[1] if best else DB_CLUSTER_CONFIGS["small"]
+    """The "k2" tile with as many cluster blocks as one wave holds."""
+    p = DB_CLUSTER_CONFIGS["k2"]
+    return p.replace(split_k=max(1, db_cluster_split(prob, p, sm_count)))
 
 
 DB_CLUSTER = KernelSpec(

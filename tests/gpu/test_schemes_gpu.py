@@ -139,9 +139,9 @@ def test_splitk_deterministic_and_remainder():
 # 256 / 512 threads on a 128-thread warp tiling are 2 / 4 k-groups)
 CLUSTER_CASES = [("splitk_cluster", "large", cs, None) for cs in (2, 4, 8)] + [
     ("db_cluster", cfg, cs, t) for cfg, cs, t in (
-        ("large", 8, None), ("large", 3, None), ("medium", 4, None), ("medium", 7, None),
-        ("small", 2, None), ("small", 5, None), ("kgroup", 1, None), ("kgroup", 2, None),
-        ("small", 1, 512), ("small", 3, 512), ("medium", 2, 512))]
+        ("large", 8, None), ("large", 3, None), ("small", 2, None), ("small", 5, None),
+        ("k2", 1, None), ("k2", 2, None), ("k2", 3, None), ("k2", 7, 256),
+        ("small", 1, 512), ("small", 3, 256))]
 
 
 @pytest.mark.skipif(not HOPPER, reason="thread-block clusters need sm_90")
