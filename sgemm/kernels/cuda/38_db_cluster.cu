@@ -37,6 +37,9 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     constexpr int KG = THREADS / GT;
     constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
     constexpr int E = BM * BN / 4;                     // float4s in a parked tile
+    // Each group's shared memory: its two k-tile buffers, later its parked tile.
+    constexpr int GROUP_FLOATS = 2 * (A_FLOATS + B_FLOATS) > 4 * E ? 2 * (A_FLOATS + B_FLOATS)
+                                                                   : 4 * E;
     constexpr int SHARE = (E + CS - 1) / CS;           // float4s each block sums
     using TT = sg::DbThreadTile<BM, BN, WM, WN, TM, TN>;
     static_assert(CS >= 1 && CS <= 8, "a portable cluster holds up to 8 blocks");
@@ -45,7 +48,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     extern __shared__ float4 smem4[];
     sg::pdl_wait();
     const int group = (int)threadIdx.x / GT, gtid = (int)threadIdx.x % GT;
-    float* mine = reinterpret_cast<float*>(smem4) + group * 2 * (A_FLOATS + B_FLOATS);
+    float* mine = reinterpret_cast<float*>(smem4) + group * GROUP_FLOATS;
     auto As = reinterpret_cast<float (*)[A_FLOATS]>(mine);
     auto Bs = reinterpret_cast<float (*)[B_FLOATS]>(mine + 2 * A_FLOATS);
 
@@ -74,36 +77,37 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, true,
                                      true, KG>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs, acc);
 
-    // Park the partial tiles: group g's float4 g*E + s*GT + gtid holds the
-    // thread's sub-tile s = it*TN + j (rows a_off + it*SA .. +3, column
-    // b_off + jt*SB + v), so consecutive threads write consecutive float4s.
-    // Shared memory is free after the barrier (each loop ended with one).
-    const TT tt(gtid);
-    __syncthreads();
-    float4* parked = smem4;
+    // Park the partial tiles, each group's in its own shared memory (free:
+    // the group's loop ended with its barrier, and no other group reads it
+    // before the cluster barrier): float4 s*GT + gtid holds the thread's
+    // sub-tile s = it*TN + j (rows a_off + it*SA .. +3, column b_off + jt*SB
+    // + v), so consecutive threads write consecutive float4s.
+    float4* parked = reinterpret_cast<float4*>(mine);
 #pragma unroll
     for (int it = 0; it < TM / 4; ++it)
 #pragma unroll
         for (int j = 0; j < TN; ++j)
-            parked[group * E + (it * TN + j) * GT + gtid] =
+            parked[(it * TN + j) * GT + gtid] =
                 make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
                             acc[4 * it + 3][j]);
     cl::sync();
 
     // This block's share of the tile, summed over the cluster's CS x KG
-    // partial tiles in a fixed order.  All sums first, then all stores: a
-    // loop that stored each sum before loading the next paid the distributed
-    // shared-memory latency once per element (~1 us per launch at 64x64).
+    // partial tiles in a fixed order.  All sums first (their loads in
+    // flight together), then arrive at the final barrier, then the stores,
+    // which overlap it: 64x64, 2 blocks, fixed cost 2.70 -> 2.42 us
+    // (kdepth-sweep-*, the barrier split; the loads alone ~0.1 us).
     // A shifted block owns only rows >= mlo and columns >= nlo (rung 9's
     // rule: the neighbour computes the overlap too and must be its only writer).
     constexpr int ITER = (SHARE + THREADS - 1) / THREADS;
-    const unsigned base = cl::saddr(parked);
+    const unsigned base = cl::saddr(smem4);
     const int e0 = (int)rank * SHARE + (int)threadIdx.x;
     const int e_end = min(E, ((int)rank + 1) * SHARE);
     float4 sum[ITER];
 #pragma unroll
     for (int i = 0; i < ITER; ++i)
-        if (e0 + i * THREADS < e_end) sum[i] = cl::sum_parked<CS, KG>(base, e0 + i * THREADS, E);
+        if (e0 + i * THREADS < e_end)
+            sum[i] = cl::sum_parked<CS, KG>(base, e0 + i * THREADS, GROUP_FLOATS / 4);
     cl::arrive();      // done reading the cluster's shared memory
 #pragma unroll
     for (int i = 0; i < ITER; ++i) {

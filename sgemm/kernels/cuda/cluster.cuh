@@ -45,8 +45,8 @@ __device__ __forceinline__ unsigned saddr(const void* p) {
 }
 
 // Element e of the parked partial tiles, summed in a fixed order: every
-// block of the cluster parks KG tiles of `tile` float4s at `base` in its
-// shared memory; tile (r, g) is block r's group g, added in the order
+// block of the cluster parks KG tiles at `base` in its shared memory, `tile`
+// float4s apart; tile (r, g) is block r's group g, added in the order
 // (0, 0), (0, 1), ..., (CS-1, KG-1) -- the same bits whichever block sums.
 // Up to 8 loads go out before they are added.
 template <int CS, int KG>
