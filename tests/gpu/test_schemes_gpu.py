@@ -119,8 +119,12 @@ def test_auto_picks_schemes(monkeypatch):
     assert p.scheme == "gemv", p
     p = _check(128, 128, 128, False, False, "auto")
     assert p.scheme == ("cluster" if HOPPER else "small"), p
-    p = _check(512, 512, 512, False, False, "auto")
-    assert p.scheme in ("small", "direct"), p
+    assert p.kernel.name == ("splitk_cluster" if HOPPER else "small"), p
+    p = _check(512, 512, 512, False, False, "auto")      # rule c'' on sm_90
+    assert (p.kernel.name, p.scheme) == (("db_cluster", "cluster") if HOPPER
+                                         else ("small", "small")), p
+    p = _check(384, 384, 384, True, True, "auto")
+    assert p.kernel.name == ("db_cluster" if HOPPER else "small"), p
 
 
 def test_splitk_deterministic_and_remainder():
