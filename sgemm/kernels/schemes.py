@@ -590,11 +590,13 @@ DB_ONE_PER_SM_BYTES = 115 * 1024
 
 
 def db_cluster_smem(p: TileParams) -> int:
-    """Each k-group's two rung-9 k-tile buffers, reused at the end for the
-    groups' parked tiles; at least DB_ONE_PER_SM_BYTES."""
+    """Each k-group's two rung-9 k-tile buffers, then the slots that receive
+    the cluster's partial tiles (CS x KG slots of this block's 1/CS share);
+    at least DB_ONE_PER_SM_BYTES."""
     import os
     from .ladder import tile_bytes
-    need = db_kgroups(p) * max(2 * tile_bytes(p), p.BM * p.BN * F32)
+    share = -(-(p.BM * p.BN // 4) // max(p.split_k, 1))       # float4s
+    need = db_kgroups(p) * (2 * tile_bytes(p) + max(p.split_k, 1) * share * 16)
     if os.environ.get("SGEMM_DB_RESERVE", "1") in ("0", "off", "no"):
         return need
     return max(need, DB_ONE_PER_SM_BYTES)

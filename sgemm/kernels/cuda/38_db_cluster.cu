@@ -9,16 +9,18 @@
 // 4096^3), so the CS blocks of a cluster each run it on one K slice:
 //   block r of the cluster (1 x 1 x CS, grid z = batch * CS) computes slice r
 //   of K with double_buffer_accumulate (the same code as rung 9, shifted edge
-//   tiles included), parks its BM x BN partial tile in its own shared memory,
-//   and after a cluster barrier sums 1/CS of the tile over the CS blocks
-//   (distributed shared memory, in rank order 0..CS-1: bit-identical run to
-//   run) and writes C with alpha/beta (beta == 0 never reads C).  A second
-//   barrier keeps every block's shared memory alive until the others have read
-//   it.  One launch, no workspace, no atomics.
+//   tiles included).  Block q of the cluster sums share q (1/CS) of the
+//   BM x BN tile: every block pushes each share of its partial tile into the
+//   owner's shared memory (distributed shared memory, remote stores: they do
+//   not wait for the round trip), one cluster barrier, and the owner adds its
+//   slots in the fixed order 0..CS-1 (bit-identical run to run) and writes C
+//   with alpha/beta (beta == 0 never reads C).  One launch, no workspace, no
+//   atomics.  An early relaxed arrival, waited on before the first remote
+//   store, makes sure every block of the cluster has started.
 // k-groups: THREADS may be KG = 1, 2 or 4 times the warp tiling's thread
 // count GT.  Group g of the block then runs the same loop on its own slice
 // (cluster rank r takes slices r*KG .. r*KG+KG-1), with its own shared
-// memory and named barrier, and parks its own partial tile: KG independent
+// buffers and named barrier, and pushes its own partial tile: KG independent
 // instruction streams per SM where a 64x64 tile alone keeps one warp per
 // scheduler (latency-bound, ~44% of the FFMA peak: kdepth-sweep-*).
 // One block per SM is assumed (launch bounds: up to 255 registers), so
@@ -36,10 +38,8 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     constexpr int GT = (BM / WM) * (BN / WN) * 32;     // threads of one k-group
     constexpr int KG = THREADS / GT;
     constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
-    constexpr int E = BM * BN / 4;                     // float4s in a parked tile
-    // Each group's shared memory: its two k-tile buffers, later its parked tile.
-    constexpr int GROUP_FLOATS = 2 * (A_FLOATS + B_FLOATS) > 4 * E ? 2 * (A_FLOATS + B_FLOATS)
-                                                                   : 4 * E;
+    constexpr int E = BM * BN / 4;                     // float4s in a partial tile
+    constexpr int GROUP_FLOATS = 2 * (A_FLOATS + B_FLOATS);   // a group's k-tile buffers
     constexpr int SHARE = (E + CS - 1) / CS;           // float4s each block sums
     using TT = sg::DbThreadTile<BM, BN, WM, WN, TM, TN>;
     static_assert(CS >= 1 && CS <= 8, "a portable cluster holds up to 8 blocks");
@@ -47,6 +47,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
                   "THREADS is 1, 2 or 4 k-groups of the warp tiling's threads");
     extern __shared__ float4 smem4[];
     sg::pdl_wait();
+    cl::arrive_relaxed();          // "started": remote stores may target us (waited below)
     const int group = (int)threadIdx.x / GT, gtid = (int)threadIdx.x % GT;
     float* mine = reinterpret_cast<float*>(smem4) + group * GROUP_FLOATS;
     auto As = reinterpret_cast<float (*)[A_FLOATS]>(mine);
@@ -77,43 +78,40 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, true,
                                      true, KG>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs, acc);
 
-    // Park the partial tiles, each group's in its own shared memory (free:
-    // the group's loop ended with its barrier, and no other group reads it
-    // before the cluster barrier): float4 s*GT + gtid holds the thread's
+    // Push the partial tile: the float4 e = s*GT + gtid of this thread's
     // sub-tile s = it*TN + j (rows a_off + it*SA .. +3, column b_off + jt*SB
-    // + v), so consecutive threads write consecutive float4s.
-    float4* parked = reinterpret_cast<float4*>(mine);
+    // + v) belongs to block q = e / SHARE, which sums that share; it goes into
+    // q's slot for (this block, this group), past the k-tile buffers.  Remote
+    // stores do not wait for the round trip, where pulling the parked tiles
+    // with remote loads did (and needed a last barrier before exiting).
+    float4* slots = smem4 + KG * GROUP_FLOATS / 4;
+    const unsigned slot_base = cl::saddr(slots + ((int)rank * KG + group) * SHARE);
+    cl::wait();                    // every block of the cluster has started
 #pragma unroll
     for (int it = 0; it < TM / 4; ++it)
 #pragma unroll
-        for (int j = 0; j < TN; ++j)
-            parked[(it * TN + j) * GT + gtid] =
-                make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
-                            acc[4 * it + 3][j]);
-    cl::sync();
+        for (int j = 0; j < TN; ++j) {
+            const int e = (it * TN + j) * GT + gtid, q = e / SHARE;
+            cl::st4(cl::remote(slot_base + 16u * (e - q * SHARE), q),
+                    make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
+                                acc[4 * it + 3][j]));
+        }
+    cl::sync();                    // every partial tile has landed
 
-    // This block's share of the tile, summed over the cluster's CS x KG
-    // partial tiles in a fixed order.  All sums first (their loads in
-    // flight together), then arrive at the final barrier, then the stores,
-    // which overlap it: 64x64, 2 blocks, fixed cost 2.70 -> 2.42 us
-    // (kdepth-sweep-*, the barrier split; the loads alone ~0.1 us).
-    // A shifted block owns only rows >= mlo and columns >= nlo (rung 9's
-    // rule: the neighbour computes the overlap too and must be its only writer).
-    constexpr int ITER = (SHARE + THREADS - 1) / THREADS;
-    const unsigned base = cl::saddr(smem4);
-    const int e0 = (int)rank * SHARE + (int)threadIdx.x;
-    const int e_end = min(E, ((int)rank + 1) * SHARE);
-    float4 sum[ITER];
+    // This block's share of the tile: its CS x KG slots summed in the fixed
+    // order (block 0 group 0, block 0 group 1, ...), bit-identical run to
+    // run.  A shifted block owns only rows >= mlo and columns >= nlo (rung
+    // 9's rule: the neighbour computes the overlap too and must be its only
+    // writer).
+    const int e_end = min(E, ((int)rank + 1) * SHARE) - (int)rank * SHARE;
+    for (int l = (int)threadIdx.x; l < e_end; l += THREADS) {
+        float4 s = slots[l];
 #pragma unroll
-    for (int i = 0; i < ITER; ++i)
-        if (e0 + i * THREADS < e_end)
-            sum[i] = cl::sum_parked<CS, KG>(base, e0 + i * THREADS, GROUP_FLOATS / 4);
-    cl::arrive();      // done reading the cluster's shared memory
-#pragma unroll
-    for (int i = 0; i < ITER; ++i) {
-        const int e = e0 + i * THREADS;
-        if (e >= e_end) break;
-        const float4 s = sum[i];
+        for (int q = 1; q < CS * KG; ++q) {
+            const float4 u = slots[q * SHARE + l];
+            s.x += u.x; s.y += u.y; s.z += u.z; s.w += u.w;
+        }
+        const int e = (int)rank * SHARE + l;
         const int g = e / GT, t = e % GT;
         const int it = g / TN, j = g % TN;
         const TT owner(t);
@@ -137,5 +135,4 @@ sgemm_db_cluster(SGEMM_PARAMS) {
                 if (m + u >= mlo && m + u < M) sg::store_c(col, m + u, v[u], alpha, beta);
         }
     }
-    cl::wait();        // our shared memory stays until every block has read it
 }

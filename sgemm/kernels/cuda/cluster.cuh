@@ -28,6 +28,11 @@ __device__ __forceinline__ void arrive() {
 __device__ __forceinline__ void wait() {
     asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
+// An arrival that publishes nothing (the first barrier of 38_db_cluster.cu:
+// "every block of the cluster has started", before the first remote store).
+__device__ __forceinline__ void arrive_relaxed() {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
 // The address of the same shared-memory location in block `rank` of the cluster.
 __device__ __forceinline__ unsigned remote(unsigned local, unsigned rank) {
     unsigned r;
@@ -39,6 +44,12 @@ __device__ __forceinline__ float4 ld4(unsigned addr) {
     asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
     return v;
+}
+// A store into another block's shared memory (its address from remote()):
+// fire and forget, unlike a remote load, which waits the round trip.
+__device__ __forceinline__ void st4(unsigned addr, float4 v) {
+    asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n"
+                 ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
 }
 __device__ __forceinline__ unsigned saddr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
