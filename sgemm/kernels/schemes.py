@@ -16,6 +16,11 @@ ladder's square-tile rungs serve badly.  ids 30+; registered through
     35 gemv_wide  m or n <= 16 with the big operand contiguous along the
                output: float4 lanes along the output, K over warps and blocks,
                blocks' slices summed like splitk_fused (33_gemv.cu).
+    36 splitk_cluster  sm_90: K split over the blocks of a thread-block
+               cluster with 30_tile's loop, slices summed through distributed
+               shared memory (36_splitk_cluster.cu); small squares.
+    38 db_cluster  sm_90: the same scheme with rung 9's loop, k-groups, and
+               partial tiles pushed to their owners (38_db_cluster.cu).
 
 Specs with ``extra["fused"]`` take four arguments after SGEMM_PARAMS
 (workspace, counters, slice depth kc, slice count S) and split K themselves
