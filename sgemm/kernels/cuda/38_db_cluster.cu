@@ -27,7 +27,11 @@
 // unaligned loads are prefetched early as in rung 9's roomy configs.
 // Slice depth kc = ceil(K / (CS * KG * BK)) * BK: whole k-tiles, a multiple
 // of 4 (ALIGNED survives the offset); slices past K are empty and add zeros.
-// Measured: docs/notes/dispatch.md (session 5).
+// Measured (H200, CUDA graphs, PDL on; bench/results/small-graphs-db-cluster-
+// push-h200-2026-11-22.json): 384^3 6.71 us (64x64 "k2", 3 blocks x 2 groups)
+// against cuBLAS 9.10 and kernel 36's 8.16; 512^3 10.59 us (2 x 2) against
+// 12.85.  Fixed cost per launch 2.2-2.6 us against rung 9 direct's 1.3
+// (kdepth-sweep-push-*).  Steps and misses: docs/notes/dispatch.md (session 5).
 #include "09_double_buffer.cu"
 #include "cluster.cuh"
 
