@@ -331,9 +331,8 @@ def wants_db_cluster(prob: Problem, dev: DeviceInfo) -> bool:
     from .kernels import schemes as S
     if prob.batch != 1 or prob.k > 2 * max(prob.m, prob.n) or prob.k < 128:
         return False
-    tiles = math.ceil(prob.m / 64) * math.ceil(prob.n / 64)
-    return 32 <= tiles and S.db_cluster_split(prob, S.DB_CLUSTER_CONFIGS["k2"],
-                                              dev.sm_count) >= 2
+    k2 = S.DB_CLUSTER_CONFIGS["k2"]
+    return S.db_tiles(prob, k2) >= 32 and S.db_cluster_split(prob, k2, dev.sm_count) >= 2
 
 
 def _large_split(big: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams | None:

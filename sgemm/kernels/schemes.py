@@ -630,10 +630,14 @@ def db_cluster_space():
                 yield p.replace(threads=kg * gt, split_k=cs)
 
 
+def db_tiles(prob: Problem, p: TileParams) -> int:
+    return math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN) * prob.batch
+
+
 def db_cluster_split(prob: Problem, p: TileParams, sm_count: int = 132) -> int:
     """The most blocks per tile (cluster size, up to 8) that keep tiles x
     blocks within one wave of one block per SM; 0 if the tiles alone do not."""
-    tiles = math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN) * prob.batch
+    tiles = db_tiles(prob, p)
     return min(8, sm_count // tiles) if tiles else 0
 
 

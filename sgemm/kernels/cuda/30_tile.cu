@@ -122,28 +122,6 @@ struct Copy {
     }
 };
 
-// C(m..m+3, n) <- alpha * v + beta * C(m..m+3, n); float4 when the rows
-// allow it, guarded scalars at the bottom edge (beta == 0: C is not read).
-template <bool ALIGNED>
-__device__ __forceinline__ void store4(float* col, int m, int M, float4 v, float alpha,
-                                       float beta) {
-    if (ALIGNED && m + 3 < M) {
-        float4* p = reinterpret_cast<float4*>(col + m);
-        float4 r = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-        if (beta != 0.0f) {
-            const float4 c = *p;
-            r.x = fmaf(beta, c.x, r.x); r.y = fmaf(beta, c.y, r.y);
-            r.z = fmaf(beta, c.z, r.z); r.w = fmaf(beta, c.w, r.w);
-        }
-        *p = r;
-    } else {
-        const float a[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-            if (m + u < M) sg::store_c(col, m + u, a[u], alpha, beta);
-    }
-}
-
 // One thread's place in the block tile (BM x BN) and the block's main loop:
 // shared by sgemm_tile and 34_splitk_fused.cu, so a tile config means the same
 // thing for the direct, two-launch split-K and fused split-K schemes.
@@ -316,7 +294,7 @@ struct Tile {
 #pragma unroll
                 for (int it = 0; it < TM / 4; ++it) {
                     const int i = 4 * it, j = 4 * jt + v;
-                    store4<ALIGNED>(col, m0 + it * SA, M,
+                    sg::store4<ALIGNED>(col, m0 + it * SA, M,
                                     make_float4(acc[i][j], acc[i + 1][j], acc[i + 2][j],
                                                 acc[i + 3][j]), alpha, beta);
                 }

@@ -84,7 +84,7 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
         const float4 s = sg::sum_slots(slots, G * NT, S, e);
         int m, n;                        // back to the thread tile this float4 came from
         tile.coord(e, m, n);
-        if (n < N && m < M) s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);
+        if (n < N && m < M) sg::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);
     }
     if (tid == 0) counters[tix] = 0u;    // ready for the next launch (stream-ordered)
 }

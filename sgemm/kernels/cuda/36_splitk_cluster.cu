@@ -64,7 +64,7 @@ sgemm_splitk_cluster(SGEMM_PARAMS) {
     float4 sum[ITER];
 #pragma unroll
     for (int i = 0; i < ITER; ++i)
-        if (e0 + i * THREADS < e_end) sum[i] = cl::sum_parked<CS, 1>(base, e0 + i * THREADS, E);
+        if (e0 + i * THREADS < e_end) sum[i] = cl::sum_ranks<CS>(base, e0 + i * THREADS);
     cl::arrive();      // done reading the cluster's shared memory
 #pragma unroll
     for (int i = 0; i < ITER; ++i) {
@@ -73,7 +73,7 @@ sgemm_splitk_cluster(SGEMM_PARAMS) {
         int m, n;
         tile.coord(e, m, n);
         if (n < N && m < M)
-            s30::store4<ALIGNED>(C + (long long)n * ldc, m, M, sum[i], alpha, beta);
+            sg::store4<ALIGNED>(C + (long long)n * ldc, m, M, sum[i], alpha, beta);
     }
     cl::wait();        // our shared memory stays until every block has read it
 }

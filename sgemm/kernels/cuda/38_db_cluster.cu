@@ -121,22 +121,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         const TT owner(t);
         const int m = bm0 + owner.a_off + it * TT::SA;
         const int n = bn0 + owner.b_off + (j / 4) * TT::SB + j % 4;
-        if (n >= N || n < nlo) continue;
-        float* col = C + (long long)n * ldc;
-        if (ALIGNED && m >= mlo && m + 3 < M) {
-            float4* p = reinterpret_cast<float4*>(col + m);
-            float4 r = make_float4(alpha * s.x, alpha * s.y, alpha * s.z, alpha * s.w);
-            if (beta != 0.0f) {
-                const float4 c = *p;
-                r.x = fmaf(beta, c.x, r.x); r.y = fmaf(beta, c.y, r.y);
-                r.z = fmaf(beta, c.z, r.z); r.w = fmaf(beta, c.w, r.w);
-            }
-            *p = r;
-        } else {
-            const float v[4] = {s.x, s.y, s.z, s.w};
-#pragma unroll
-            for (int u = 0; u < 4; ++u)
-                if (m + u >= mlo && m + u < M) sg::store_c(col, m + u, v[u], alpha, beta);
-        }
+        if (n < N && n >= nlo)
+            sg::store4<ALIGNED, true>(C + (long long)n * ldc, m, M, s, alpha, beta, mlo);
     }
 }

@@ -55,33 +55,19 @@ __device__ __forceinline__ unsigned saddr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-// Element e of the parked partial tiles, summed in a fixed order: every
-// block of the cluster parks KG tiles at `base` in its shared memory, `tile`
-// float4s apart; tile (r, g) is block r's group g, added in the order
-// (0, 0), (0, 1), ..., (CS-1, KG-1) -- the same bits whichever block sums.
-// Up to 8 loads go out before they are added.
-template <int CS, int KG>
-__device__ __forceinline__ float4 sum_parked(unsigned base, int e, int tile) {
-    constexpr int N = CS * KG, W = N < 8 ? N : 8;
-    float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+// Element e of the parked partial tiles (float4s at `base` in every block's
+// shared memory), summed over the CS blocks in rank order 0..CS-1: the same
+// bits whichever block sums it.  All CS loads go out before the first add.
+template <int CS>
+__device__ __forceinline__ float4 sum_ranks(unsigned base, int e) {
+    float4 u[CS];
 #pragma unroll
-    for (int q0 = 0; q0 < N; q0 += W) {
-        float4 u[W];
+    for (int q = 0; q < CS; ++q) u[q] = ld4(remote(base + 16u * e, q));
 #pragma unroll
-        for (int i = 0; i < W; ++i)
-            if (q0 + i < N)
-                u[i] = ld4(remote(base + 16u * ((q0 + i) % KG * tile + e), (q0 + i) / KG));
-#pragma unroll
-        for (int i = 0; i < W; ++i)
-            if (q0 + i < N) {
-                if (q0 + i == 0) {
-                    s = u[0];
-                } else {
-                    s.x += u[i].x; s.y += u[i].y; s.z += u[i].z; s.w += u[i].w;
-                }
-            }
+    for (int q = 1; q < CS; ++q) {
+        u[0].x += u[q].x; u[0].y += u[q].y; u[0].z += u[q].z; u[0].w += u[q].w;
     }
-    return s;
+    return u[0];
 }
 
 }  // namespace cl

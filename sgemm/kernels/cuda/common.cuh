@@ -73,6 +73,30 @@ __device__ __forceinline__ void store_c(float* C, long long off, float acc,
     C[off] = (beta == 0.0f) ? alpha * acc : fmaf(beta, C[off], alpha * acc);
 }
 
+// C(m..m+3, n) <- alpha * v + beta * C(m..m+3, n); float4 when the rows
+// allow it, guarded scalars at the bottom edge (beta == 0: C is not read).
+// OWN: only rows >= mlo are this block's (rung 9's shifted edge tiles); with
+// ALIGNED the caller keeps mlo - m a multiple of 4 or the group scalar.
+template <bool ALIGNED, bool OWN = false>
+__device__ __forceinline__ void store4(float* col, int m, int M, float4 v, float alpha,
+                                       float beta, int mlo = 0) {
+    if (ALIGNED && m + 3 < M && (!OWN || m >= mlo)) {
+        float4* p = reinterpret_cast<float4*>(col + m);
+        float4 r = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+        if (beta != 0.0f) {
+            const float4 c = *p;
+            r.x = fmaf(beta, c.x, r.x); r.y = fmaf(beta, c.y, r.y);
+            r.z = fmaf(beta, c.z, r.z); r.w = fmaf(beta, c.w, r.w);
+        }
+        *p = r;
+    } else {
+        const float a[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+            if (m + u < M && (!OWN || m + u >= mlo)) store_c(col, m + u, a[u], alpha, beta);
+    }
+}
+
 // 16-byte vector load / store helpers (caller guarantees alignment).
 __device__ __forceinline__ float4 ld4(const float* p) {
     return *reinterpret_cast<const float4*>(p);
