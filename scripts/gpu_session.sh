@@ -21,9 +21,12 @@
 #   graphs    scripts/small_graphs.py on $GRAPH_SIZES (default 384,512), kernels
 #             $GRAPH_ONLY (default all): small squares under CUDA graphs
 #   kdepth    scripts/kdepth_sweep.py: time against one block's K depth, m = n =
-#             $KDEPTH_MN (default 512), direct rung 9 and db_cluster
+#             $KDEPTH_MN (default 512), direct rung 9 and db_cluster (configs
+#             $KDEPTH_PICK, default all); KDEPTH_AB=1 runs it again with
+#             db_cluster's one-block-per-SM reservation off
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
 #             when the tune step ran)
+#   bundle    tar everything under $OUT into $OUT/bundle.tgz (put it last)
 # Writes logs and results under $OUT (the device tool brings them back; it
 # returns at most 8 files, so steps that make many files tar them).
 set -uo pipefail
@@ -103,13 +106,23 @@ for step in "$@"; do
       summary+=("graphs: $(grep -c ratio "$OUT/small-graphs.log") candidates timed") ;;
     kdepth)
       # one block's K depth against time, direct and in clusters (scripts/kdepth_sweep.py)
-      python3 scripts/kdepth_sweep.py --mn "${KDEPTH_MN:-512}" --out "$OUT/kdepth-sweep.json" 2>&1 \
-        | tee "$OUT/kdepth-sweep.log" | tail -14
+      python3 scripts/kdepth_sweep.py --mn "${KDEPTH_MN:-512}" --pick "${KDEPTH_PICK:-}" \
+        --out "$OUT/kdepth-sweep.json" 2>&1 | tee "$OUT/kdepth-sweep.log" | tail -14
+      if [[ ${KDEPTH_AB:-0} == 1 ]]; then
+        SGEMM_DB_RESERVE=0 python3 scripts/kdepth_sweep.py --mn "${KDEPTH_MN:-512}" \
+          --pick "${KDEPTH_PICK:-}" --out "$OUT/kdepth-sweep-noreserve.json" 2>&1 \
+          | tee "$OUT/kdepth-sweep-noreserve.log" | tail -8
+      fi
       summary+=("kdepth: $(grep -c cuBLAS "$OUT/kdepth-sweep.log") points") ;;
     suite)
       python3 bench/suite.py --out "$OUT/suite.json" ${SUITE_ARGS:-} 2>&1 \
         | tee "$OUT/suite.log" | tail -70
       summary+=("suite: $(grep -m1 -i geomean "$OUT/suite.log")") ;;
+    bundle)
+      # everything under $OUT in one archive (the device tool returns <= 8 files)
+      tar czf /tmp/bundle.tgz -C "$OUT" . && find "$OUT" -mindepth 1 -delete \
+        && mv /tmp/bundle.tgz "$OUT/bundle.tgz"
+      summary+=("bundle: $(du -h "$OUT/bundle.tgz" | cut -f1)") ;;
     *) echo "unknown step: $step" >&2; rc=2; summary+=("$step: unknown") ;;
   esac
   summary[-1]="${summary[-1]} ($(( $(date +%s) - t0 )) s)"

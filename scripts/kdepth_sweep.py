@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a small GEMM's time goes: one block's K depth against time.
 
-    python scripts/kdepth_sweep.py [--mn 512] [--out F.json]
+    python scripts/kdepth_sweep.py [--mn 512] [--pick 0,2,3] [--out F.json]
 
 For a fixed m = n, each config below runs with the per-slice K depth
 16 ... 512 (a db_cluster config of CS blocks x KG k-groups gets K = depth *
@@ -53,6 +53,7 @@ def configs():
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mn", type=int, default=512)
+    ap.add_argument("--pick", default="", help="comma-separated indices into configs()")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"),
                                                   "kdepth-sweep.json"))
     args = ap.parse_args()
@@ -64,7 +65,10 @@ def main() -> int:
 
     n = args.mn
     rows, cub = [], {}
-    for kernel, p in configs():
+    todo = configs()
+    if args.pick:
+        todo = [todo[int(i)] for i in args.pick.split(",")]
+    for kernel, p in todo:
         spec = registry.get(kernel)
         why = spec.can_implement(p)
         if why:
@@ -95,7 +99,9 @@ def main() -> int:
                   f"blocks {row['blocks']:4d} depth {depth:4d} k {k:5d} err {err:.1e} "
                   f"{row['us']:7.2f} us  cuBLAS {row['cublas_us']:7.2f}", flush=True)
     env = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-           "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cupy": cp.__version__, "mn": n}
+           "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cupy": cp.__version__, "mn": n,
+           "SGEMM_DB_RESERVE": os.environ.get("SGEMM_DB_RESERVE", "1"),
+           "SGEMM_PDL": os.environ.get("SGEMM_PDL", "1")}
     Path(args.out).write_text(json.dumps({"env": env, "rows": rows}, indent=1))
     print("==== fit: time = fixed + per_ktile * depth/16 (least squares over depths)")
     import numpy as np

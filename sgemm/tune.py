@@ -293,6 +293,27 @@ def _wave_splits(spec: KernelSpec, prob: Problem, cfg: TileParams, dev: DeviceIn
     return [q for *_, q in scored[:keep]]
 
 
+def _cluster_fits(spec: KernelSpec, prob: Problem, cfg: TileParams,
+                  dev: DeviceInfo) -> list[TileParams]:
+    """A cluster scheme's named tile with each k-group count and the two
+    largest cluster sizes whose tiles x blocks fit one wave of one block per
+    SM (db_cluster is built for exactly that; the cost model, blind to
+    clusters, ranked these out)."""
+    if not spec.extra.get("cluster") or spec.name != "db_cluster":
+        return []
+    cs = S.db_cluster_split(prob, cfg, dev.sm_count)
+    if cs < 1:
+        return []
+    gt = S.db_group_threads(cfg)
+    out = []
+    for kg in S.DB_KGROUPS:
+        for c in sorted({cs, max(1, cs - 1)}, reverse=True):
+            q = cfg.replace(threads=kg * gt, split_k=c)
+            if not spec.can_implement(q, dev.smem_optin) and not _relevant(spec, prob, q):
+                out.append(q)
+    return out
+
+
 def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee", per_spec: int = 4,
                names=None, report: dict | None = None) -> list[Candidate]:
     """Pruned, ranked candidates for one problem: the heuristic's choice first,
@@ -341,8 +362,8 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee", per_spec
                 seen.add(key)
                 named.append(Candidate(spec, cfg, predicted_time(spec, prob, cfg, dev),
                                        source="config"))
-            if single and not spec.plain:
-                for q in _wave_splits(spec, prob, cfg, dev):
+            fits = _wave_splits(spec, prob, cfg, dev) if single and not spec.plain else []
+            for q in fits + _cluster_fits(spec, prob, cfg, dev):
                     key = (spec.source, spec.function, q)
                     if key not in seen:
                         seen.add(key)

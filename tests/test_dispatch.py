@@ -350,6 +350,31 @@ def test_named_large_tiles_get_a_wave_filling_split():
                              H100) == []
 
 
+@pytest.mark.parametrize("m,n,k,cfg,cs", [(64, 16384, 4096, "wide", 2),
+                                         (16384, 64, 4096, "tall", 2),
+                                         (1025, 1023, 1021, "big", 3)])
+def test_tuner_offers_db_cluster_tiles_that_fill_one_wave(m, n, k, cfg, cs):
+    """The tuner times each db_cluster tile with every k-group count and the
+    two largest cluster sizes that keep tiles x blocks within one wave (64
+    tiles of 64x256 in clusters of 2 = 128 blocks on 132 SMs; 36 tiles of
+    256x128 in 3): the cost model alone ranks cluster configs blind."""
+    spec = registry.get("db_cluster")
+    base = schemes.DB_CLUSTER_CONFIGS[cfg]
+    fits = tune._cluster_fits(spec, prob(m, n, k), base, H100)
+    assert {q.split_k for q in fits} == {cs, cs - 1}, fits
+    for q in fits:
+        assert not spec.can_implement(q)
+        assert schemes.db_tiles(prob(m, n, k), q) * q.split_k <= H100.sm_count
+    # 256x128 of 16x8 thread tiles: 256 threads, no room for a second k-group
+    assert {schemes.db_kgroups(q) for q in fits} == ({1} if cfg == "big" else {1, 2})
+    named = [c.params for c in tune.candidates(prob(m, n, k), H100) if c.spec is spec]
+    assert all(q in named for q in fits)
+    # other kernels, and tiles that do not fit one wave, get none
+    assert tune._cluster_fits(registry.get("splitk_cluster"), prob(m, n, k),
+                              registry.get("splitk_cluster").configs["large"], H100) == []
+    assert tune._cluster_fits(spec, prob(4096, 4096, 4096), base, H100) == []
+
+
 @pytest.mark.parametrize("n,cs", [(384, 3), (448, 2), (512, 2)])
 def test_db_cluster_fills_one_wave(n, cs):
     """Rule c'': 64x64 tiles, as many cluster blocks per tile as one wave of

@@ -596,12 +596,14 @@ DB_ONE_PER_SM_BYTES = 115 * 1024
 
 def db_cluster_smem(p: TileParams) -> int:
     """Each k-group's two rung-9 k-tile buffers, then the slots that receive
-    the cluster's partial tiles (CS x KG slots of this block's 1/CS share);
-    at least DB_ONE_PER_SM_BYTES."""
+    the cluster's partial tiles (CS slots of this block's 1/CS share), then
+    where groups 1.. park theirs for group 0; at least DB_ONE_PER_SM_BYTES."""
     import os
     from .ladder import tile_bytes
-    share = -(-(p.BM * p.BN // 4) // max(p.split_k, 1))       # float4s
-    need = db_kgroups(p) * (2 * tile_bytes(p) + max(p.split_k, 1) * share * 16)
+    tile4 = p.BM * p.BN // 4                                  # float4s in a tile
+    cs, kg = max(p.split_k, 1), db_kgroups(p)
+    share = -(-tile4 // cs)
+    need = kg * 2 * tile_bytes(p) + (cs * share + (kg - 1) * tile4) * 16
     if os.environ.get("SGEMM_DB_RESERVE", "1") in ("0", "off", "no"):
         return need
     return max(need, DB_ONE_PER_SM_BYTES)
@@ -619,6 +621,17 @@ DB_CLUSTER_CONFIGS = {
     "small": TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=128,
                         split_k=3),
     "k2": TileParams(BM=64, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128, split_k=2),
+    # Rung 9's 16x8 thread tiles (its 4096^3 loop) for problems of 32-72
+    # such tiles: tall-skinny (16384x64x4096 as 64 tiles of 256x64 in
+    # clusters of 2) and odd ~1024^3 (1023x1025x1021: 36 tiles of 256x128 in
+    # clusters of 3).  "tall" and "wide" are the two orientations of one
+    # 64-wide tile.
+    "big": TileParams(BM=256, BN=128, BK=8, WM=128, WN=32, TM=16, TN=8, threads=256,
+                      split_k=3),
+    "tall": TileParams(BM=256, BN=64, BK=8, WM=128, WN=32, TM=16, TN=8, threads=128,
+                       split_k=2),
+    "wide": TileParams(BM=64, BN=256, BK=8, WM=64, WN=64, TM=16, TN=8, threads=128,
+                       split_k=2),
 }
 
 

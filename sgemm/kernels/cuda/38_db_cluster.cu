@@ -82,36 +82,74 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, true,
                                      true, KG>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs, acc);
 
-    // Push the partial tile: the float4 e = s*GT + gtid of this thread's
-    // sub-tile s = it*TN + j (rows a_off + it*SA .. +3, column b_off + jt*SB
-    // + v) belongs to block q = e / SHARE, which sums that share; it goes into
-    // q's slot for (this block, this group), past the k-tile buffers.  Remote
-    // stores do not wait for the round trip, where pulling the parked tiles
-    // with remote loads did (and needed a last barrier before exiting).
+    // k-groups first meet in this block: group g > 0 parks its partial tile
+    // (float4 e = s*GT + gtid, conflict-free) in the staging area past the
+    // slots, and group 0 adds them to its registers in group order.  Only one
+    // partial tile per block then crosses the cluster (KG x fewer remote
+    // stores, and CS slots to sum where there were CS x KG).
     float4* slots = smem4 + KG * GROUP_FLOATS / 4;
-    const unsigned slot_base = cl::saddr(slots + ((int)rank * KG + group) * SHARE);
-    cl::wait();                    // every block of the cluster has started
+    if constexpr (KG > 1) {
+        float4* stage = slots + CS * SHARE;
+        if (group > 0) {
 #pragma unroll
-    for (int it = 0; it < TM / 4; ++it)
+            for (int it = 0; it < TM / 4; ++it)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) {
-            const int e = (it * TN + j) * GT + gtid, q = e / SHARE;
-            cl::st4(cl::remote(slot_base + 16u * (e - q * SHARE), q),
-                    make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
-                                acc[4 * it + 3][j]));
+                for (int j = 0; j < TN; ++j)
+                    stage[(group - 1) * E + (it * TN + j) * GT + gtid] =
+                        make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
+                                    acc[4 * it + 3][j]);
         }
+        __syncthreads();
+        if (group == 0) {
+#pragma unroll
+            for (int g = 1; g < KG; ++g)
+#pragma unroll
+                for (int it = 0; it < TM / 4; ++it)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) {
+                        const float4 u = stage[(g - 1) * E + (it * TN + j) * GT + gtid];
+                        acc[4 * it][j] += u.x; acc[4 * it + 1][j] += u.y;
+                        acc[4 * it + 2][j] += u.z; acc[4 * it + 3][j] += u.w;
+                    }
+        }
+    }
+
+    // Group 0 pushes the block's partial tile: the float4 e = s*GT + gtid of
+    // this thread's sub-tile s = it*TN + j (rows a_off + it*SA .. +3, column
+    // b_off + jt*SB + v) belongs to block q = e / SHARE, which sums that
+    // share; it goes into q's slot for this block, with a remote store (no
+    // round trip, where pulling the parked tiles with remote loads waited for
+    // it and needed a last barrier before exiting), or a plain one for this
+    // block's own share.
+    cl::wait();                    // every block of the cluster has started
+    if (group == 0) {
+        float4* own = slots + (int)rank * SHARE;
+        const unsigned own_addr = cl::saddr(own);
+#pragma unroll
+        for (int it = 0; it < TM / 4; ++it)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+                const int e = (it * TN + j) * GT + gtid, q = e / SHARE;
+                const float4 v = make_float4(acc[4 * it][j], acc[4 * it + 1][j],
+                                             acc[4 * it + 2][j], acc[4 * it + 3][j]);
+                if (q == (int)rank)
+                    own[e - q * SHARE] = v;
+                else
+                    cl::st4(cl::remote(own_addr + 16u * (e - q * SHARE), q), v);
+            }
+    }
     cl::sync();                    // every partial tile has landed
 
-    // This block's share of the tile: its CS x KG slots summed in the fixed
-    // order (block 0 group 0, block 0 group 1, ...), bit-identical run to
-    // run.  A shifted block owns only rows >= mlo and columns >= nlo (rung
-    // 9's rule: the neighbour computes the overlap too and must be its only
-    // writer).
+    // This block's share of the tile: its CS slots summed in the fixed order
+    // (block 0, block 1, ...; each already the sum of its groups in group
+    // order), bit-identical run to run.  A shifted block owns only rows >=
+    // mlo and columns >= nlo (rung 9's rule: the neighbour computes the
+    // overlap too and must be its only writer).
     const int e_end = min(E, ((int)rank + 1) * SHARE) - (int)rank * SHARE;
     for (int l = (int)threadIdx.x; l < e_end; l += THREADS) {
         float4 s = slots[l];
 #pragma unroll
-        for (int q = 1; q < CS * KG; ++q) {
+        for (int q = 1; q < CS; ++q) {
             const float4 u = slots[q * SHARE + l];
             s.x += u.x; s.y += u.y; s.z += u.z; s.w += u.w;
         }
