@@ -24,6 +24,8 @@
 #             $KDEPTH_MN (default 512), direct rung 9 and db_cluster (configs
 #             $KDEPTH_PICK, default all); KDEPTH_AB=1 runs it again with
 #             db_cluster's one-block-per-SM reservation off
+#   clusters  scripts/cluster_cost.py: clusters that fit at once per cluster
+#             size, and what a cluster launch adds to rung 9's fixed cost
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
 #             when the tune step ran)
 #   bundle    tar everything under $OUT into $OUT/bundle.tgz (put it last)
@@ -114,6 +116,10 @@ for step in "$@"; do
           | tee "$OUT/kdepth-sweep-noreserve.log" | tail -8
       fi
       summary+=("kdepth: $(grep -c cuBLAS "$OUT/kdepth-sweep.log") points") ;;
+    clusters)
+      python3 scripts/cluster_cost.py --out "$OUT/cluster-cost.json" 2>&1 \
+        | tee "$OUT/cluster-cost.log" | tail -40
+      summary+=("clusters: $(grep -c '^occupancy' "$OUT/cluster-cost.log") occupancy rows") ;;
     suite)
       python3 bench/suite.py --out "$OUT/suite.json" ${SUITE_ARGS:-} 2>&1 \
         | tee "$OUT/suite.log" | tail -70

@@ -621,13 +621,14 @@ DB_CLUSTER_CONFIGS = {
     "small": TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=128,
                         split_k=3),
     "k2": TileParams(BM=64, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128, split_k=2),
-    # Rung 9's 16x8 thread tiles (its 4096^3 loop) for problems of 32-72
+    # Rung 9's 16x8 thread tiles (its 4096^3 loop) for problems of 32-66
     # such tiles: tall-skinny (16384x64x4096 as 64 tiles of 256x64 in
-    # clusters of 2) and odd ~1024^3 (1023x1025x1021: 36 tiles of 256x128 in
-    # clusters of 3).  "tall" and "wide" are the two orientations of one
-    # 64-wide tile.
+    # clusters of 2) and odd ~1024^3 (1025x1023 as 36 tiles of 128x256 in
+    # clusters of 3).  Each pair is the two orientations of one tile.
     "big": TileParams(BM=256, BN=128, BK=8, WM=128, WN=32, TM=16, TN=8, threads=256,
                       split_k=3),
+    "big_wide": TileParams(BM=128, BN=256, BK=8, WM=64, WN=64, TM=16, TN=8, threads=256,
+                           split_k=3),
     "tall": TileParams(BM=256, BN=64, BK=8, WM=128, WN=32, TM=16, TN=8, threads=128,
                        split_k=2),
     "wide": TileParams(BM=64, BN=256, BK=8, WM=64, WN=64, TM=16, TN=8, threads=128,
