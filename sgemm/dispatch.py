@@ -332,7 +332,23 @@ def wants_db_cluster(prob: Problem, dev: DeviceInfo) -> bool:
     if prob.batch != 1 or prob.k > 2 * max(prob.m, prob.n) or prob.k < 128:
         return False
     k2 = S.DB_CLUSTER_CONFIGS["k2"]
-    return S.db_tiles(prob, k2) >= 32 and S.db_cluster_split(prob, k2, dev.sm_count) >= 2
+    return (S.db_tiles(prob, k2) >= 32
+            and S.db_cluster_split(prob, k2, dev.sm_count, cluster_capacity(dev)) >= 2)
+
+
+def cluster_capacity(dev: DeviceInfo):
+    """``cs -> clusters of cs blocks at once`` for the GPU that ``dev``
+    describes (the driver's count, see schemes.db_cluster_split), or None
+    where ``dev`` is not this machine's device (a described one, as in the
+    CPU tests; the split then assumes SMs / cs)."""
+    from .runtime import device
+    try:
+        if not device.has_gpu() or device.info(dev.id) != dev:
+            return None
+    except Exception:  # noqa: BLE001 -- no driver, no such device: no query
+        return None
+    from .runtime.launcher import clusters_at_once
+    return lambda cs: clusters_at_once(dev, cs)
 
 
 def _large_split(big: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams | None:
@@ -450,7 +466,7 @@ def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
                 return split, p
         db = _named_spec("db_cluster", dev)
         if db is not None and wants_db_cluster(prob, dev):
-            return db, spec_params(db, prob, dev)
+            return db, S.choose_db_cluster(prob, dev.sm_count, cluster_capacity(dev))
         cluster = _named_spec("splitk_cluster", dev)
         if cluster is not None and wants_cluster(prob):
             return cluster, spec_params(cluster, prob, dev)

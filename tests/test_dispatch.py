@@ -393,6 +393,29 @@ def test_db_cluster_fills_one_wave(n, cs):
     assert dispatch.select(pr, A100)[0].name != "db_cluster"
 
 
+# Clusters of cs blocks the H200 ran at once at one block per SM
+# (bench/results/cluster-cost-h200-2026-11-22.json), cs = 1 .. 8.
+H200_AT_ONCE = (132, 66, 39, 30, 22, 17, 15, 15)
+
+
+@pytest.mark.parametrize("m,n,ideal,fit", [(320, 512, 3, 2), (256, 512, 4, 3),
+                                           (384, 384, 3, 3), (512, 512, 2, 2)])
+def test_db_cluster_split_counts_clusters_that_run_at_once(m, n, ideal, fit):
+    """Clusters stay inside a GPC, so fewer run at once than SMs / cs: 40
+    tiles in clusters of 3 would take two waves (39 at once), 32 in clusters
+    of 4 too (30).  The split steps down to the largest cluster size whose
+    clusters all run at once."""
+    k2 = schemes.DB_CLUSTER_CONFIGS["k2"]
+    pr = prob(m, n, 512)
+    assert schemes.db_cluster_split(pr, k2, 132) == ideal
+    at_once = lambda cs: H200_AT_ONCE[cs - 1]   # noqa: E731
+    cs = schemes.db_cluster_split(pr, k2, 132, at_once)
+    assert cs == fit and schemes.db_tiles(pr, k2) <= at_once(cs)
+    assert schemes.choose_db_cluster(pr, 132, at_once).split_k == fit
+    # a described device (not this machine's GPU) gets no query: SMs / cs
+    assert dispatch.cluster_capacity(H100) is None
+
+
 @pytest.mark.parametrize("m,n,k,batch", [(256, 256, 256, 1), (512, 512, 4096, 1),
                                          (512, 512, 512, 2), (2048, 2048, 2048, 1),
                                          (96, 8192, 512, 1)])

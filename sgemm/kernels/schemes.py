@@ -648,17 +648,28 @@ def db_tiles(prob: Problem, p: TileParams) -> int:
     return math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN) * prob.batch
 
 
-def db_cluster_split(prob: Problem, p: TileParams, sm_count: int = 132) -> int:
+def db_cluster_split(prob: Problem, p: TileParams, sm_count: int = 132,
+                     at_once=None) -> int:
     """The most blocks per tile (cluster size, up to 8) that keep tiles x
-    blocks within one wave of one block per SM; 0 if the tiles alone do not."""
+    blocks within one wave of one block per SM; 0 if the tiles alone do not.
+    ``at_once(cs)``, where given, is the device's count of clusters of cs
+    blocks that run at once (the driver's, runtime.launcher.clusters_at_once):
+    fewer than SMs / cs, as clusters stay inside one GPC -- on the H200 39
+    clusters of 3 (not 44), 30 of 4, 15 of 8 (bench/results/cluster-cost-*).
+    Without it, SMs / cs."""
     tiles = db_tiles(prob, p)
-    return min(8, sm_count // tiles) if tiles else 0
+    if not tiles:
+        return 0
+    cs = min(8, sm_count // tiles)
+    while cs > 1 and at_once is not None and tiles > at_once(cs):
+        cs -= 1
+    return cs
 
 
-def choose_db_cluster(prob: Problem, sm_count: int = 132) -> TileParams:
+def choose_db_cluster(prob: Problem, sm_count: int = 132, at_once=None) -> TileParams:
     """The "k2" tile with as many cluster blocks as one wave holds."""
     p = DB_CLUSTER_CONFIGS["k2"]
-    return p.replace(split_k=max(1, db_cluster_split(prob, p, sm_count)))
+    return p.replace(split_k=max(1, db_cluster_split(prob, p, sm_count, at_once)))
 
 
 DB_CLUSTER = KernelSpec(

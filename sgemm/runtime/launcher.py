@@ -49,6 +49,28 @@ def get_kernel(spec: KernelSpec, p: TileParams, ta: bool, tb: bool, aligned: boo
     return k
 
 
+_at_once: dict[tuple[int, int], int] = {}
+
+
+def clusters_at_once(dev: DeviceInfo, cs: int) -> int:
+    """How many clusters of cs db_cluster blocks (one block per SM: its
+    shared-memory reservation) the device runs at once, from the driver
+    (cuOccupancyMaxActiveClusters on the "k2" instantiation); cached."""
+    key = (dev.id, cs)
+    n = _at_once.get(key)
+    if n is None:
+        from cuda.core import Device, LaunchConfig
+        from ..kernels import registry
+        spec = registry.get("db_cluster")
+        p = spec.configs["k2"].replace(split_k=cs)
+        k = get_kernel(spec, p, False, False, True, dev)
+        cfg = LaunchConfig(grid=(1, 1, cs), cluster=(1, 1, cs), block=p.threads,
+                           shmem_size=spec.dynamic_smem(p))
+        n = _at_once[key] = int(k.occupancy.max_active_clusters(
+            cfg, stream=Device(dev.id).default_stream))
+    return n
+
+
 def _allow_dynamic_smem(kernel, nbytes: int, device_id: int) -> None:
     """Raise the kernel's dynamic shared-memory limit above the 48 KiB default."""
     from cuda.bindings import driver

@@ -139,6 +139,30 @@ def test_splitk_deterministic_and_remainder():
         assert rel_err(outs[0], ref) < _tol(k)
 
 
+@pytest.mark.skipif(not HOPPER, reason="thread-block clusters need sm_90")
+@pytest.mark.parametrize("m,n", [(320, 512), (256, 512), (512, 512), (384, 448)])
+def test_auto_db_cluster_clusters_all_run_at_once(m, n):
+    """Rule c'' asks the driver how many clusters run at once: the chosen
+    cluster size keeps every tile's cluster in the first wave."""
+    from sgemm import dispatch
+    from sgemm.kernels import schemes
+    from sgemm.runtime.launcher import clusters_at_once
+    rs = cp.random.RandomState(m + n)
+    a = rs.standard_normal((m, 512), dtype=cp.float32)
+    b = rs.standard_normal((512, n), dtype=cp.float32)
+    pl = sgemm.plan(a, b)
+    if pl.kernel.name != "db_cluster" or not dispatch.wants_db_cluster(pl.problems[0], pl.device):
+        pytest.skip(f"auto picked {pl.kernel.name} (table or rule) for {m}x{n}")
+    cs = pl.params.split_k
+    tiles = schemes.db_tiles(pl.problems[0], pl.params)
+    assert tiles <= clusters_at_once(pl.device, cs), (tiles, cs)
+    assert cs == 8 or tiles > clusters_at_once(pl.device, cs + 1) or \
+        tiles * (cs + 1) > pl.device.sm_count
+    c = pl.execute()
+    ref = a.get().astype(np.float64) @ b.get().astype(np.float64)
+    assert rel_err(c, ref) < 1e-5
+
+
 # (kernel, config, cluster size, threads: None keeps the config's; db_cluster's
 # 256 / 512 threads on a 128-thread warp tiling are 2 / 4 k-groups)
 CLUSTER_CASES = [("splitk_cluster", "large", cs, None) for cs in (2, 4, 8)] + [
