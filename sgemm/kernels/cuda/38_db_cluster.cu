@@ -50,28 +50,14 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     static_assert(KG * GT == THREADS && (KG == 1 || KG == 2 || KG == 4),
                   "THREADS is 1, 2 or 4 k-groups of the warp tiling's threads");
     extern __shared__ float4 smem4[];
-    __shared__ alignas(8) unsigned long long landed;   // counts the others' shares in
     sg::pdl_wait();
-    const unsigned rank = cl::rank();                  // = blockIdx.z % CS for 1 x 1 x CS
-    const unsigned bar = cl::saddr(&landed);
-    // Float4s of the tile this block sums (the last share may be short).
-    const int e_end = max(0, min(E, ((int)rank + 1) * SHARE) - (int)rank * SHARE);
-    if constexpr (CS > 1) {
-        // Arm the barrier for the CS - 1 copies of our share the other blocks
-        // will store, then tell them (relaxed arrival, waited on before our
-        // own first remote store) that it is armed.
-        if (threadIdx.x == 0) {
-            cl::bar_init(bar, 1);
-            cl::fence_bar_init();
-            cl::arrive_expect_tx(bar, (CS - 1) * 16u * (unsigned)e_end);
-        }
-        cl::arrive_relaxed();
-    }
+    cl::arrive_relaxed();          // "started": remote stores may target us (waited below)
     const int group = (int)threadIdx.x / GT, gtid = (int)threadIdx.x % GT;
     float* mine = reinterpret_cast<float*>(smem4) + group * GROUP_FLOATS;
     auto As = reinterpret_cast<float (*)[A_FLOATS]>(mine);
     auto Bs = reinterpret_cast<float (*)[B_FLOATS]>(mine + 2 * A_FLOATS);
 
+    const unsigned rank = cl::rank();                  // = blockIdx.z % CS for 1 x 1 x CS
     const long long entry = blockIdx.z / CS;
     const int kc = (K + CS * KG * BK - 1) / (CS * KG * BK) * BK;
     const int kbeg = ((int)rank * KG + group) * kc;
@@ -131,15 +117,11 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     // Group 0 pushes the block's partial tile: the float4 e = s*GT + gtid of
     // this thread's sub-tile s = it*TN + j (rows a_off + it*SA .. +3, column
     // b_off + jt*SB + v) belongs to block q = e / SHARE, which sums that
-    // share; it goes into q's slot for this block with an asynchronous
-    // remote store that counts itself off q's barrier, or a plain store for
-    // this block's own share.  No cluster-wide barrier follows: each block
-    // waits only for the bytes it sums.  (Session 5's push ended in
-    // barrier.cluster.arrive.release / wait.acquire, which ptxas compiles to
-    // MEMBAR.ALL.GPU and CCTL.IVALL: ~0.8 us of fixed cost per launch,
-    // measured by scripts/cluster_cost.py even at a cluster of one block.)
-    if constexpr (CS > 1)
-        cl::wait();                // every block's barrier is armed
+    // share; it goes into q's slot for this block, with a remote store (no
+    // round trip, where pulling the parked tiles with remote loads waited for
+    // it and needed a last barrier before exiting), or a plain one for this
+    // block's own share.
+    cl::wait();                    // every block of the cluster has started
     if (group == 0) {
         float4* own = slots + (int)rank * SHARE;
         const unsigned own_addr = cl::saddr(own);
@@ -153,19 +135,17 @@ sgemm_db_cluster(SGEMM_PARAMS) {
                 if (q == (int)rank)
                     own[e - q * SHARE] = v;
                 else
-                    cl::st4_async(cl::remote(own_addr + 16u * (e - q * SHARE), q), v,
-                                  cl::remote(bar, q));
+                    cl::st4(cl::remote(own_addr + 16u * (e - q * SHARE), q), v);
             }
     }
-    if constexpr (CS > 1)
-        cl::bar_wait(bar, 0);      // the other blocks' copies of our share have landed
-    __syncthreads();               // and group 0's own copy
+    cl::sync();                    // every partial tile has landed
 
     // This block's share of the tile: its CS slots summed in the fixed order
     // (block 0, block 1, ...; each already the sum of its groups in group
     // order), bit-identical run to run.  A shifted block owns only rows >=
     // mlo and columns >= nlo (rung 9's rule: the neighbour computes the
     // overlap too and must be its only writer).
+    const int e_end = min(E, ((int)rank + 1) * SHARE) - (int)rank * SHARE;
     for (int l = (int)threadIdx.x; l < e_end; l += THREADS) {
         float4 s = slots[l];
 #pragma unroll

@@ -13,6 +13,11 @@ __device__ __forceinline__ unsigned rank() {
 }
 // All threads of all blocks of the cluster; release/acquire orders the parked
 // partial tiles (shared-memory stores) before the other blocks' remote loads.
+// ptxas compiles the release to MEMBAR.ALL.GPU and the acquire to an L1
+// invalidate (CCTL.IVALL).  A transaction-barrier exchange without them
+// (st.async onto the owner's mbarrier) was tried in session 6: 0.15 us less
+// fixed cost at a cluster of one block, 0.4 us more for two k-groups in
+// clusters of 2, and racecheck reported it; not kept (docs/notes/dispatch.md).
 __device__ __forceinline__ void sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n"
                  "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
@@ -53,44 +58,6 @@ __device__ __forceinline__ void st4(unsigned addr, float4 v) {
 }
 __device__ __forceinline__ unsigned saddr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// Transaction barriers (mbarrier with a byte count): a block that expects
-// BYTES of remote stores arms its own barrier once; senders store with
-// st_async, which counts the bytes off the receiver's barrier as they land;
-// the receiver waits on phase 0.  Unlike barrier.cluster with release /
-// acquire -- which ptxas turns into MEMBAR.ALL.GPU plus an L1 invalidate --
-// nothing here fences global memory, and no block waits for another to
-// arrive, only for the bytes it reads.
-// bar_init (one thread), then fence_bar_init, before the cluster arrival
-// that tells the other blocks they may store to us.
-__device__ __forceinline__ void bar_init(unsigned bar, unsigned arrivals) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals)
-                 : "memory");
-}
-__device__ __forceinline__ void fence_bar_init() {
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-// The single arrival, and the bytes the current phase waits for.
-__device__ __forceinline__ void arrive_expect_tx(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
-                 "r"(bytes) : "memory");
-}
-// A 16-byte store into block `rank`'s shared memory (addr and bar from
-// remote()), completing 16 bytes of that block's transaction barrier.
-__device__ __forceinline__ void st4_async(unsigned addr, float4 v, unsigned bar) {
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], "
-                 "{%1, %2, %3, %4}, [%5];\n"
-                 ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(bar) : "memory");
-}
-__device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity) {
-    unsigned done;
-    do {
-        asm volatile("{\n .reg .pred p;\n"
-                     " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     " selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
 }
 
 // Element e of the parked partial tiles (float4s at `base` in every block's
