@@ -20,18 +20,23 @@
 // k-groups: THREADS may be KG = 1, 2 or 4 times the warp tiling's thread
 // count GT.  Group g of the block then runs the same loop on its own slice
 // (cluster rank r takes slices r*KG .. r*KG+KG-1), with its own shared
-// buffers and named barrier, and pushes its own partial tile: KG independent
-// instruction streams per SM where a 64x64 tile alone keeps one warp per
-// scheduler (latency-bound, ~44% of the FFMA peak: kdepth-sweep-*).
+// buffers and named barrier: KG independent instruction streams per SM where
+// a 64x64 tile alone keeps one warp per scheduler (latency-bound, ~44% of
+// the FFMA peak: kdepth-sweep-*).  The groups first add their partial tiles
+// inside the block (groups 1.. park theirs, group 0 adds in group order), so
+// one partial tile per block crosses the cluster (session 6; 512^3 10.59 ->
+// 10.47 us, small-graphs-db-cluster-combine-*).
 // One block per SM is assumed (launch bounds: up to 255 registers), so
 // unaligned loads are prefetched early as in rung 9's roomy configs.
 // Slice depth kc = ceil(K / (CS * KG * BK)) * BK: whole k-tiles, a multiple
 // of 4 (ALIGNED survives the offset); slices past K are empty and add zeros.
-// Measured (H200, CUDA graphs, PDL on; bench/results/small-graphs-db-cluster-
-// push-h200-2026-11-22.json): 384^3 6.71 us (64x64 "k2", 3 blocks x 2 groups)
-// against cuBLAS 9.10 and kernel 36's 8.16; 512^3 10.59 us (2 x 2) against
-// 12.85.  Fixed cost per launch 2.2-2.6 us against rung 9 direct's 1.3
-// (kdepth-sweep-push-*).  Steps and misses: docs/notes/dispatch.md (session 5).
+// Measured (H200, CUDA graphs, PDL on; bench/results/suite-session6-final-
+// h200-2026-11-22.json): 384^3 6.61 us (64x64 "k2", 3 blocks x 2 groups)
+// against cuBLAS 9.50; 512^3 10.53 us (2 x 2) against 12.88.  Fixed cost per
+// launch 2.1-2.9 us against rung 9 direct's 1.3 (kdepth-sweep-session6-*;
+// a cluster launch itself adds nothing: cluster-cost-*).  16x8 thread tiles
+// ("tall"/"wide", two groups, clusters of 2): 16384x64x4096 0.97x cuBLAS and
+// 64x16384x4096 1.01x.  Steps and misses: docs/notes/dispatch.md.
 #include "09_double_buffer.cu"
 #include "cluster.cuh"
 
