@@ -257,7 +257,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-graphs", dest="graphs", action="store_false")
     ap.add_argument("--no-host", dest="host", action="store_false")
     ap.add_argument("--no-precompile", dest="precompile", action="store_false")
+    ap.add_argument("--replot", action="store_true",
+                    help="only redraw OUT's ratio plot from the JSON already there")
     args = ap.parse_args(argv)
+    if args.replot:
+        return _plot(args.out)
 
     import cupy as cp
 
@@ -302,7 +306,20 @@ def main(argv=None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1, default=str))
     _print_table(rows, summary, host)
+    _plot(args.out)
     return 0 if summary["all_ok"] else 1
+
+
+def _plot(out: str) -> int:
+    """OUT-ratio.png next to the JSON (skipped, with a line, without matplotlib)."""
+    try:
+        from sgemm.bench.plots import plot_suite
+        path = Path(out).with_name(Path(out).stem + "-ratio.png")
+        plot_suite(json.loads(Path(out).read_text()), path)
+        print(f"wrote {path}")
+    except ImportError as e:
+        print(f"no plot: {e}")
+    return 0
 
 
 def _print_row(r):

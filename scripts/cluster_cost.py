@@ -2,6 +2,7 @@
 """What a thread-block cluster costs a small GEMM, and how many fit at once.
 
     python scripts/cluster_cost.py [--mn 512] [--out F.json]
+    ncu ... python scripts/cluster_cost.py --once      (what a profiler needs)
 
 Part 1 (occupancy): for db_cluster's tiles at each cluster size 1..8, the
 driver's count of clusters that can run at once (cuOccupancyMaxActiveClusters
@@ -55,7 +56,7 @@ def occupancy(dev) -> list[dict]:
     return rows
 
 
-def fixed_cost(n: int) -> list[dict]:
+def fixed_cost(n: int, once: bool = False) -> list[dict]:
     import cupy as cp
     from cuda.core import LaunchConfig, launch as cu_launch
     import sgemm
@@ -68,7 +69,7 @@ def fixed_cost(n: int) -> list[dict]:
 
     t8x4 = T(BM=64, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=128)
     rows = []
-    for depth in (16, 256):
+    for depth in ((16,) if once else (16, 256)):
         k = depth
         rs = cp.random.RandomState(depth)
         A = rs.standard_normal((n, k), dtype=cp.float32)
@@ -102,9 +103,17 @@ def fixed_cost(n: int) -> list[dict]:
             enqueue(cp.cuda.get_current_stream().ptr)
             cp.cuda.get_current_stream().synchronize()
             err = float(cp.linalg.norm(C - ref) / cp.linalg.norm(ref))
+            if once:            # for a profiler: three plain launches, no timing
+                for _ in range(3):
+                    enqueue(cp.cuda.get_current_stream().ptr)
+                cp.cuda.get_current_stream().synchronize()
+                print(f"once {how:>16} depth {depth:4d} err {err:.1e}", flush=True)
+                continue
             t = _graph_time(enqueue) * 1e3
             rows.append(dict(variant=how, depth=depth, k=k, err=err, us=t))
             print(f"fixed {how:>16} depth {depth:4d} err {err:.1e} {t:7.2f} us", flush=True)
+    if once:
+        return rows
     print("==== fixed part (extrapolated to depth 0) and per k-tile of 16")
     for how in dict.fromkeys(r["variant"] for r in rows):
         a, b = [r for r in rows if r["variant"] == how]
@@ -119,7 +128,13 @@ def main() -> int:
     ap.add_argument("--mn", type=int, default=512)
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"),
                                                   "cluster-cost.json"))
+    ap.add_argument("--once", action="store_true",
+                    help="part 2 only, each variant launched 4 times at depth 16, "
+                         "untimed (run it under ncu)")
     args = ap.parse_args()
+    if args.once:
+        fixed_cost(args.mn, once=True)
+        return 0
     import cupy as cp
     from sgemm.runtime.device import info
     dev = info(0)

@@ -26,6 +26,8 @@
 #             db_cluster's one-block-per-SM reservation off
 #   clusters  scripts/cluster_cost.py: clusters that fit at once per cluster
 #             size, and what a cluster launch adds to rung 9's fixed cost
+#   ncufixed  ncu --set full (clocks as found) on scripts/cluster_cost.py --once:
+#             rung 9 direct against db_cluster at one k-tile, SASS-level
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
 #             when the tune step ran)
 #   bundle    tar everything under $OUT into $OUT/bundle.tgz (put it last)
@@ -120,6 +122,18 @@ for step in "$@"; do
       python3 scripts/cluster_cost.py --out "$OUT/cluster-cost.json" 2>&1 \
         | tee "$OUT/cluster-cost.log" | tail -40
       summary+=("clusters: $(grep -c '^occupancy' "$OUT/cluster-cost.log") occupancy rows") ;;
+    ncufixed)
+      # ncu (clocks as found) on rung 9 direct and db_cluster at one k-tile:
+      # where db_cluster's extra fixed cost per launch goes, per SASS line
+      ncu --clock-control none --target-processes all -k 'regex:sgemm_(db_cluster|double_buffer)' \
+        --set full --import-source no -f -o /tmp/fixed python3 scripts/cluster_cost.py --once \
+        2>&1 | tail -8
+      ncu -i /tmp/fixed.ncu-rep --page details --csv > "$OUT/ncu-fixed-details.csv" 2>&1
+      ncu -i /tmp/fixed.ncu-rep --page source --csv --print-source sass \
+        > /tmp/ncu-fixed-source.csv 2>&1
+      gzip -c /tmp/ncu-fixed-source.csv > "$OUT/ncu-fixed-source.csv.gz"
+      cp /tmp/fixed.ncu-rep "$OUT/ncu-fixed.ncu-rep"
+      summary+=("ncufixed: $(grep -c 'Duration' "$OUT/ncu-fixed-details.csv") duration rows") ;;
     suite)
       # a second `suite` step in one call writes suite-repeat.* (run-to-run spread)
       name=suite; [[ -e "$OUT/suite.json" ]] && name=suite-repeat

@@ -200,6 +200,36 @@ def plot_roofline(doc, path):
 PLOTS = {"tflops": plot_tflops, "ratio": plot_ratio, "roofline": plot_roofline}
 
 
+def plot_suite(doc, path):
+    """The shape suite (bench/suite.py's JSON): our time over cuBLAS's per
+    shape, eager (bars) and under CUDA graphs (dots, small problems), with
+    the issue's lines at 0.8, 1.0 and 1.3."""
+    plt = _plt()
+    rows = [r for r in doc["rows"] if "ratio" in r]
+    fig, ax = plt.subplots(figsize=(8, 0.22 * len(rows) + 1.6))
+    ys = list(range(len(rows)))[::-1]
+    ax.barh(ys, [r["ratio"] for r in rows], color="#4c72b0", label="eager (CUDA events)")
+    g = [(y, r["graph_ratio"]) for y, r in zip(ys, rows) if r.get("graph_ratio")]
+    if g:
+        ax.plot([x for _, x in g], [y for y, _ in g], "o", color="#dd8452", ms=4,
+                label="under CUDA graphs")
+    for x, style in ((0.8, ":"), (1.0, "-"), (1.3, "--")):
+        ax.axvline(x, color="k", lw=0.8, ls=style)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([f"{r['shape']}  {r['kernel']}" for r in rows], fontsize=7)
+    ax.set_xlabel("cuBLAS time / our time (> 1: faster than cuBLAS)")
+    s = doc.get("summary", {})
+    env = doc.get("env", {})
+    ax.set_title(f"{env.get('device', '?')}: geomean {s.get('geomean_ratio', float('nan')):.3f}, "
+                 f"min {s.get('min_ratio', float('nan')):.3f}", fontsize=9)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return Path(path)
+
+
 def plot_all(doc, out_dir, stem: str) -> list[Path]:
     """Write <stem>-tflops.png, <stem>-ratio.png, <stem>-roofline.png."""
     out = Path(out_dir)

@@ -625,6 +625,10 @@ DB_CLUSTER_CONFIGS = {
     # such tiles: tall-skinny (16384x64x4096 as 64 tiles of 256x64 in
     # clusters of 2) and odd ~1024^3 (1025x1023 as 36 tiles of 128x256 in
     # clusters of 3).  Each pair is the two orientations of one tile.
+    # The 1023x1025x1021 table plan's tile (rung 9, 32x256 of 4x8, one block
+    # per SM: 132 tiles) in two k-groups: two instruction streams per SM.
+    "thin": TileParams(BM=32, BN=256, BK=32, WM=32, WN=32, TM=4, TN=8, threads=512,
+                       split_k=1),
     "big": TileParams(BM=256, BN=128, BK=8, WM=128, WN=32, TM=16, TN=8, threads=256,
                       split_k=3),
     "big_wide": TileParams(BM=128, BN=256, BK=8, WM=64, WN=64, TM=16, TN=8, threads=256,
