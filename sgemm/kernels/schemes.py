@@ -601,8 +601,8 @@ def db_cluster_smem(p: TileParams) -> int:
     import os
     from .ladder import tile_bytes
     tile4 = p.BM * p.BN // 4                                  # float4s in a tile
-    cs, kg = max(p.split_k, 1), db_kgroups(p)
-    share = -(-tile4 // cs)
+    cs, kg, gt = max(p.split_k, 1), db_kgroups(p), db_group_threads(p)
+    share = -(-tile4 // (cs * gt)) * gt                       # whole strides of gt
     need = kg * 2 * tile_bytes(p) + (cs * share + (kg - 1) * tile4) * 16
     if os.environ.get("SGEMM_DB_RESERVE", "1") in ("0", "off", "no"):
         return need

@@ -49,14 +49,19 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
     constexpr int E = BM * BN / 4;                     // float4s in a partial tile
     constexpr int GROUP_FLOATS = 2 * (A_FLOATS + B_FLOATS);   // a group's k-tile buffers
-    constexpr int SHARE = (E + CS - 1) / CS;           // float4s each block sums
+    // float4s each block sums: whole strides of GT, so that the owner of the
+    // float4 s*GT + gtid a thread pushes is known at compile time (s*GT /
+    // SHARE) and the owner's thread tile is the same on every pass of its sum
+    // loop (e and e + THREADS belong to the same thread, THREADS = KG*GT).
+    constexpr int SHARE = (E + CS * GT - 1) / (CS * GT) * GT;
     using TT = sg::DbThreadTile<BM, BN, WM, WN, TM, TN>;
     static_assert(CS >= 1 && CS <= 8, "a portable cluster holds up to 8 blocks");
     static_assert(KG * GT == THREADS && (KG == 1 || KG == 2 || KG == 4),
                   "THREADS is 1, 2 or 4 k-groups of the warp tiling's threads");
     extern __shared__ float4 smem4[];
     sg::pdl_wait();
-    cl::arrive_relaxed();          // "started": remote stores may target us (waited below)
+    if constexpr (CS > 1)
+        cl::arrive_relaxed();      // "started": remote stores may target us (waited below)
     const int group = (int)threadIdx.x / GT, gtid = (int)threadIdx.x % GT;
     float* mine = reinterpret_cast<float*>(smem4) + group * GROUP_FLOATS;
     auto As = reinterpret_cast<float (*)[A_FLOATS]>(mine);
@@ -119,9 +124,26 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         }
     }
 
+    // A cluster of one block: nothing to exchange; group 0 stores its
+    // registers as rung 9 does (the smem round trip and its index arithmetic
+    // cost ~500 instructions per warp at one warp per scheduler: ncu, session
+    // 6).
+    if constexpr (CS == 1) {
+        if (group == 0) {
+            const TT tt(gtid);
+            if (fast)
+                sg::store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, false, true>(
+                    acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, mlo, nlo);
+            else
+                sg::store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, true>(
+                    acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta);
+        }
+        return;
+    }
+
     // Group 0 pushes the block's partial tile: the float4 e = s*GT + gtid of
     // this thread's sub-tile s = it*TN + j (rows a_off + it*SA .. +3, column
-    // b_off + jt*SB + v) belongs to block q = e / SHARE, which sums that
+    // b_off + jt*SB + v) belongs to block q = s*GT / SHARE, which sums that
     // share; it goes into q's slot for this block, with a remote store (no
     // round trip, where pulling the parked tiles with remote loads waited for
     // it and needed a last barrier before exiting), or a plain one for this
@@ -134,13 +156,14 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         for (int it = 0; it < TM / 4; ++it)
 #pragma unroll
             for (int j = 0; j < TN; ++j) {
-                const int e = (it * TN + j) * GT + gtid, q = e / SHARE;
+                const int s0 = (it * TN + j) * GT, q = s0 / SHARE;   // both compile-time
+                const int off = s0 - q * SHARE + gtid;
                 const float4 v = make_float4(acc[4 * it][j], acc[4 * it + 1][j],
                                              acc[4 * it + 2][j], acc[4 * it + 3][j]);
                 if (q == (int)rank)
-                    own[e - q * SHARE] = v;
+                    own[off] = v;
                 else
-                    cl::st4(cl::remote(own_addr + 16u * (e - q * SHARE), q), v);
+                    cl::st4(cl::remote(own_addr + 16u * off, q), v);
             }
     }
     cl::sync();                    // every partial tile has landed
@@ -149,21 +172,23 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     // (block 0, block 1, ...; each already the sum of its groups in group
     // order), bit-identical run to run.  A shifted block owns only rows >=
     // mlo and columns >= nlo (rung 9's rule: the neighbour computes the
-    // overlap too and must be its only writer).
+    // overlap too and must be its only writer).  Thread l sums the float4s
+    // e = rank*SHARE + l + i*THREADS: all of owner thread e % GT's tile, sub-
+    // tiles e / GT = g0 + i*KG.
     const int e_end = min(E, ((int)rank + 1) * SHARE) - (int)rank * SHARE;
-    for (int l = (int)threadIdx.x; l < e_end; l += THREADS) {
+    const unsigned e0 = rank * SHARE + threadIdx.x;   // unsigned: shifts, no sign fix-ups
+    const TT owner((int)(e0 % GT));
+    const int m0 = bm0 + owner.a_off, n0 = bn0 + owner.b_off;
+    unsigned g = e0 / GT;
+    for (int l = (int)threadIdx.x; l < e_end; l += THREADS, g += KG) {
         float4 s = slots[l];
 #pragma unroll
         for (int q = 1; q < CS; ++q) {
             const float4 u = slots[q * SHARE + l];
             s.x += u.x; s.y += u.y; s.z += u.z; s.w += u.w;
         }
-        const int e = (int)rank * SHARE + l;
-        const int g = e / GT, t = e % GT;
-        const int it = g / TN, j = g % TN;
-        const TT owner(t);
-        const int m = bm0 + owner.a_off + it * TT::SA;
-        const int n = bn0 + owner.b_off + (j / 4) * TT::SB + j % 4;
+        const int it = (int)(g / TN), j = (int)(g % TN);
+        const int m = m0 + it * TT::SA, n = n0 + (j / 4) * TT::SB + j % 4;
         if (n < N && n >= nlo)
             sg::store4<ALIGNED, true>(C + (long long)n * ldc, m, M, s, alpha, beta, mlo);
     }
