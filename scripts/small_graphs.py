@@ -45,7 +45,8 @@ def candidates(n):
     trial = [T(BM=64, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=64),   # 8x8 on 64x64
              T(BM=64, BN=64, BK=32, WM=32, WN=32, TM=8, TN=4, threads=128),  # BK = 32
              T(BM=128, BN=64, BK=16, WM=64, WN=32, TM=8, TN=8, threads=128),  # 8x8, 128x64
-             T(BM=64, BN=128, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128)]  # and 64x128
+             T(BM=64, BN=128, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128),  # and 64x128
+             T(BM=64, BN=64, BK=32, WM=32, WN=64, TM=8, TN=8, threads=64)]    # k2 at BK = 32
     for p in list(db.configs.values()) + trial:
         tiles = -(-n // p.BM) * -(-n // p.BN)
         gt = schemes.db_group_threads(p)
