@@ -18,6 +18,8 @@
 #             into a copy of the shipped table ($OUT/tuned-table.json)
 #   pack      heuristic only (no table) on bench/shapes/odd-2026-11-22.txt,
 #             with the pack and peel schemes off, then on
+#   heur      the heuristic alone (SGEMM_TUNED=0) against cuBLAS on $HEUR_SHAPES
+#             (default bench/shapes/tall-2026-11-22.txt)
 #   graphs    scripts/small_graphs.py on $GRAPH_SIZES (default 384,512), kernels
 #             $GRAPH_ONLY (default all): small squares under CUDA graphs
 #   kdepth    scripts/kdepth_sweep.py: time against one block's K depth, m = n =
@@ -103,6 +105,11 @@ for step in "$@"; do
           --out "$OUT/odd-pack$mode.json" 2>&1 | tee "$OUT/odd-pack$mode.log" | tail -18
       done
       summary+=("pack: $(grep -h -m1 -i geomean "$OUT"/odd-pack*.log | tr '\n' ' ')") ;;
+    heur)
+      # heuristic only (SGEMM_TUNED=0) on $HEUR_SHAPES against cuBLAS
+      SGEMM_TUNED=0 python3 bench/suite.py --shapes "${HEUR_SHAPES:-bench/shapes/tall-2026-11-22.txt}" \
+        --no-graphs --no-host --out "$OUT/heur.json" 2>&1 | tee "$OUT/heur.log" | tail -14
+      summary+=("heur: $(grep -m1 -i geomean "$OUT/heur.log")") ;;
     graphs)
       # small squares under CUDA graphs, every candidate (scripts/small_graphs.py)
       python3 scripts/small_graphs.py --sizes "${GRAPH_SIZES:-384,512}" --only "${GRAPH_ONLY:-}" \

@@ -32,6 +32,11 @@ Order of authority, first match wins:
                                          cluster (db_cluster: 64x64 tiles, two
                                          k-groups per block, as many blocks per
                                          tile as one wave holds; one launch)
+     c'''. sm_90+, batch 1, the small side 33 .. 64, 16 .. SMs/2 tiles of 64x256
+          (or 256x64), K slices >= 256 deep
+                                      -> db_cluster with 16x8 thread tiles 64
+                                         wide along the small side, two k-groups,
+                                         as many blocks per tile as one wave holds
      c'. sm_90+, batch 1, mnk <= 384^3, k >= 128
                                       -> split-K inside a thread-block cluster
                                          (splitk_cluster, one launch, slices
@@ -336,6 +341,29 @@ def wants_db_cluster(prob: Problem, dev: DeviceInfo) -> bool:
             and S.db_cluster_split(prob, k2, dev.sm_count, cluster_capacity(dev)) >= 2)
 
 
+def db_tall_config(prob: Problem, dev: DeviceInfo) -> TileParams | None:
+    """Rule c''': tall-skinny outputs (the small side 33 .. 64) with 16 .. SMs/2
+    tiles of 64 x 256 along the long side: db_cluster's "wide" (m small) or
+    "tall" tile in two k-groups, as many cluster blocks per tile as one wave
+    holds, each group's K slice >= 256 deep.  Measured by the tuner on the
+    H200 (bench/results/tune-weak-*): 16384x64x4096 218 us and 64x16384x4096
+    198 us against 249 / 228 for the best plans before (cuBLAS ~200 / 199).
+    None where the rule does not apply."""
+    from .kernels import schemes as S
+    small, big = min(prob.m, prob.n), max(prob.m, prob.n)
+    if prob.batch != 1 or not 32 < small <= 64:
+        return None
+    base = S.DB_CLUSTER_CONFIGS["wide" if prob.m <= prob.n else "tall"]
+    p = base.replace(threads=2 * S.db_group_threads(base))
+    tiles = S.db_tiles(prob, p)
+    if not 16 <= tiles <= dev.sm_count // 2:
+        return None
+    cs = S.db_cluster_split(prob, p, dev.sm_count, cluster_capacity(dev))
+    if cs < 2 or prob.k < 256 * 2 * cs:
+        return None
+    return p.replace(split_k=cs)
+
+
 def cluster_capacity(dev: DeviceInfo):
     """``cs -> clusters of cs blocks at once`` for the GPU that ``dev``
     describes (the driver's count, see schemes.db_cluster_split), or None
@@ -467,6 +495,9 @@ def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
         db = _named_spec("db_cluster", dev)
         if db is not None and wants_db_cluster(prob, dev):
             return db, S.choose_db_cluster(prob, dev.sm_count, cluster_capacity(dev))
+        tall = db_tall_config(prob, dev) if db is not None else None
+        if tall is not None:
+            return db, tall
         cluster = _named_spec("splitk_cluster", dev)
         if cluster is not None and wants_cluster(prob):
             return cluster, spec_params(cluster, prob, dev)

@@ -393,6 +393,34 @@ def test_db_cluster_fills_one_wave(n, cs):
     assert dispatch.select(pr, A100)[0].name != "db_cluster"
 
 
+@pytest.mark.parametrize("m,n,k,cfg,cs", [(64, 12288, 4096, "wide", 2),
+                                         (12288, 64, 4096, "tall", 2),
+                                         (48, 16384, 2048, "wide", 2),
+                                         (64, 8192, 8192, "wide", 4)])
+def test_tall_skinny_takes_db_cluster_16x8_tiles(m, n, k, cfg, cs):
+    """Rule c''': the small side 33 .. 64, 16 .. SMs/2 tiles of 64x256 along
+    the long side, slices >= 256 deep: db_cluster's tile 64 wide along the
+    small side, two k-groups, blocks per tile filling one wave (132 SMs;
+    clusters assumed to pack: a described device gets no driver query)."""
+    pr = prob(m, n, k)
+    spec, p = dispatch.heuristic(pr, H100)
+    base = schemes.DB_CLUSTER_CONFIGS[cfg]
+    assert spec.name == "db_cluster"
+    assert p.replace(threads=base.threads, split_k=base.split_k) == base
+    assert schemes.db_kgroups(p) == 2 and p.split_k == cs
+    assert schemes.db_tiles(pr, p) * cs <= H100.sm_count
+    assert k // (2 * cs) >= 256
+    assert dispatch.heuristic(pr, A100)[0].name != "db_cluster"
+
+
+@pytest.mark.parametrize("m,n,k", [(32, 16384, 4096), (128, 16384, 4096), (64, 32768, 1024),
+                                   (64, 16384, 512), (64, 1024, 4096)])
+def test_tall_skinny_rule_stays_out(m, n, k):
+    """Not rule c''': a small side of 32 or of 128, more than SMs/2 tiles, K
+    slices under 256 deep, too few tiles."""
+    assert dispatch.db_tall_config(prob(m, n, k), H100) is None
+
+
 # Clusters of cs blocks the H200 ran at once at one block per SM
 # (bench/results/cluster-cost-h200-2026-11-22.json), cs = 1 .. 8.
 H200_AT_ONCE = (132, 66, 39, 30, 22, 17, 15, 15)
