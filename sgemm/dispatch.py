@@ -33,10 +33,11 @@ Order of authority, first match wins:
                                          k-groups per block, as many blocks per
                                          tile as one wave holds; one launch)
      c'''. sm_90+, batch 1, the small side 33 .. 64, 16 .. SMs/2 tiles of 64x256
-          (or 256x64), K slices >= 256 deep
-                                      -> db_cluster with 16x8 thread tiles 64
-                                         wide along the small side, two k-groups,
-                                         as many blocks per tile as one wave holds
+          (or 256x64)                -> db_cluster: the 16x8 tile 64 wide along
+                                         the small side in clusters filling one
+                                         wave, or the 64x64 k2 tile (clusters of
+                                         2, or 4 k-groups alone), whichever a wave
+                                         model says ends first (db_tall_config)
      c'. sm_90+, batch 1, mnk <= 384^3, k >= 128
                                       -> split-K inside a thread-block cluster
                                          (splitk_cluster, one launch, slices
@@ -341,27 +342,49 @@ def wants_db_cluster(prob: Problem, dev: DeviceInfo) -> bool:
             and S.db_cluster_split(prob, k2, dev.sm_count, cluster_capacity(dev)) >= 2)
 
 
+# Per-SM rates of db_cluster's tiles at one block per SM, relative to the
+# 16x8 "wide"/"tall" tile in two k-groups (~308 GFLOP/s per SM on the H200:
+# 16384x64x4096 in 218 us on 128 SMs): the 64x64 "k2" tile 274 with two
+# k-groups, 285 with four (kdepth-sweep-*: 0.955 / 1.84 us per k-tile step).
+DB_TALL_RATES = {"wide": 1.0, "k2x2": 274 / 308, "k2x4": 285 / 308}
+
+
 def db_tall_config(prob: Problem, dev: DeviceInfo) -> TileParams | None:
     """Rule c''': tall-skinny outputs (the small side 33 .. 64) with 16 .. SMs/2
-    tiles of 64 x 256 along the long side: db_cluster's "wide" (m small) or
-    "tall" tile in two k-groups, as many cluster blocks per tile as one wave
-    holds, each group's K slice >= 256 deep.  Measured by the tuner on the
-    H200 (bench/results/tune-weak-*): 16384x64x4096 218 us and 64x16384x4096
-    198 us against 249 / 228 for the best plans before (cuBLAS ~200 / 199).
-    None where the rule does not apply."""
+    tiles of 64 x 256 along the long side.  Three db_cluster plans, whichever
+    a wave model says ends first (whole waves of blocks, at one block per SM,
+    each taking its tile x K-slice work at DB_TALL_RATES): the 16x8 tile 64
+    wide along the small side ("wide" for small m, else "tall") in two
+    k-groups with as many cluster blocks per tile as one wave holds; the 64x64
+    "k2" tile in two k-groups and clusters of 2; "k2" in four k-groups alone.
+    Each k-group's slice >= 256 deep.  Measured (H200, tuner, bench/results/
+    tune-tall-*): 16384x64x4096 218 us on "wide" x 2 (k2 x 2: 245);
+    12288x64x4096 187 us on k2 x 2 ("wide" x 2, 96 blocks: 216);
+    8192x64x8192 233 us on k2 in four groups ("wide" x 3: 289).  None where
+    the rule does not apply."""
     from .kernels import schemes as S
-    small, big = min(prob.m, prob.n), max(prob.m, prob.n)
+    small = min(prob.m, prob.n)
     if prob.batch != 1 or not 32 < small <= 64:
         return None
     base = S.DB_CLUSTER_CONFIGS["wide" if prob.m <= prob.n else "tall"]
-    p = base.replace(threads=2 * S.db_group_threads(base))
-    tiles = S.db_tiles(prob, p)
-    if not 16 <= tiles <= dev.sm_count // 2:
+    wide = base.replace(threads=2 * S.db_group_threads(base))
+    if not 16 <= S.db_tiles(prob, wide) <= dev.sm_count // 2:
         return None
-    cs = S.db_cluster_split(prob, p, dev.sm_count, cluster_capacity(dev))
-    if cs < 2 or prob.k < 256 * 2 * cs:
-        return None
-    return p.replace(split_k=cs)
+    at_once = cluster_capacity(dev)
+    k2 = S.DB_CLUSTER_CONFIGS["k2"]
+    plans = [(wide, S.db_cluster_split(prob, wide, dev.sm_count, at_once), "wide"),
+             (k2.replace(threads=2 * S.db_group_threads(k2)), 2, "k2x2"),
+             (k2.replace(threads=4 * S.db_group_threads(k2)), 1, "k2x4")]
+    best = None
+    for p, cs, rate in plans:
+        if cs < 1 or prob.k < 256 * S.db_kgroups(p) * cs:
+            continue
+        per_wave = (at_once(cs) * cs if at_once is not None and cs > 1 else dev.sm_count)
+        waves = math.ceil(S.db_tiles(prob, p) * cs / per_wave)
+        t = waves * p.BM * p.BN * math.ceil(prob.k / cs) / DB_TALL_RATES[rate]
+        if best is None or t < best[0]:
+            best = (t, p.replace(split_k=cs))
+    return None if best is None else best[1]
 
 
 def cluster_capacity(dev: DeviceInfo):
