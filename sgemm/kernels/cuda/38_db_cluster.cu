@@ -31,12 +31,15 @@
 // Slice depth kc = ceil(K / (CS * KG * BK)) * BK: whole k-tiles, a multiple
 // of 4 (ALIGNED survives the offset); slices past K are empty and add zeros.
 // Measured (H200, CUDA graphs, PDL on; bench/results/suite-session6-final-
-// h200-2026-11-22.json): 384^3 6.61 us (64x64 "k2", 3 blocks x 2 groups)
-// against cuBLAS 9.50; 512^3 10.53 us (2 x 2) against 12.88.  Fixed cost per
-// launch 2.1-2.9 us against rung 9 direct's 1.3 (kdepth-sweep-session6-*;
-// a cluster launch itself adds nothing: cluster-cost-*).  16x8 thread tiles
-// ("tall"/"wide", two groups, clusters of 2): 16384x64x4096 0.97x cuBLAS and
-// 64x16384x4096 1.01x.  Steps and misses: docs/notes/dispatch.md.
+// h200-2026-11-22.json): 384^3 6.43 us (64x64 "k2", 3 blocks x 2 groups)
+// against cuBLAS 9.47; 512^3 10.29 us (2 x 2) against 12.80.  Fixed cost per
+// launch (kdepth-sweep-session6-*): 1.49 us at a cluster of one block (rung
+// 9 direct 1.34), 2.78 for k2 in clusters of 2; a cluster launch itself adds
+// nothing (cluster-cost-*).  The owner's index arithmetic was ~0.6 us of it
+// before session 6 hoisted it (ncu: ~500 instructions per warp at one warp
+// per scheduler).  16x8 thread tiles ("tall"/"wide", two groups, clusters of
+// 2): 16384x64x4096 0.93-0.96x cuBLAS, 64x16384x4096 0.97-0.99x.  Steps and
+// misses: docs/notes/dispatch.md.
 #include "09_double_buffer.cu"
 #include "cluster.cuh"
 
