@@ -33,22 +33,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 
 def occupancy(dev) -> list[dict]:
-    from cuda.core import Device, LaunchConfig
-    from sgemm.kernels import registry
-    from sgemm.kernels.schemes import DB_CLUSTER_CONFIGS
-    from sgemm.runtime.launcher import get_kernel
-    spec = registry.get("db_cluster")
-    stream = Device(dev.id).default_stream
+    from sgemm.runtime.launcher import clusters_at_once
     rows = []
     for name in ("k2", "big", "tall"):
         for cs in range(1, 9):
-            p = DB_CLUSTER_CONFIGS[name].replace(split_k=cs)
-            if spec.can_implement(p):
-                continue
-            k = get_kernel(spec, p, False, False, True, dev)
-            cfg = LaunchConfig(grid=(1, 1, cs), cluster=(1, 1, cs), block=p.threads,
-                               shmem_size=spec.dynamic_smem(p))
-            n = k.occupancy.max_active_clusters(cfg, stream=stream)
+            n = clusters_at_once(dev, cs, name)
             rows.append(dict(config=name, cs=cs, max_clusters=n, blocks=n * cs,
                              ideal=dev.sm_count // cs))
             print(f"occupancy {name:>4} cs{cs}: {n:3d} clusters at once = {n * cs:3d} blocks "

@@ -298,10 +298,11 @@ def _cluster_fits(spec: KernelSpec, prob: Problem, cfg: TileParams,
     """A cluster scheme's named tile with each k-group count and the two
     largest cluster sizes whose tiles x blocks fit one wave of one block per
     SM (db_cluster is built for exactly that; the cost model, blind to
-    clusters, ranked these out)."""
-    if not spec.extra.get("cluster") or spec.name != "db_cluster":
+    clusters, ranked these out).  Clusters that cannot all run at once on
+    this GPU (dispatch.cluster_capacity) do not count as fitting."""
+    if spec.name != "db_cluster":
         return []
-    cs = S.db_cluster_split(prob, cfg, dev.sm_count)
+    cs = S.db_cluster_split(prob, cfg, dev.sm_count, dispatch.cluster_capacity(dev))
     if cs < 1:
         return []
     gt = S.db_group_threads(cfg)

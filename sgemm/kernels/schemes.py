@@ -625,9 +625,10 @@ DB_CLUSTER_CONFIGS = {
     # such tiles: tall-skinny (16384x64x4096 as 64 tiles of 256x64 in
     # clusters of 2) and odd ~1024^3 (1025x1023 as 36 tiles of 128x256 in
     # clusters of 3).  Each pair is the two orientations of one tile.
-    # The 1023x1025x1021 table plan's tile (rung 9, 32x256 of 4x8, one block
-    # per SM: 132 tiles) in two k-groups: two instruction streams per SM.
-    "thin": TileParams(BM=32, BN=256, BK=32, WM=32, WN=32, TM=4, TN=8, threads=512,
+    # Rung 9's 32x256 tile of 4x8 (132 tiles at 1023x1025: one per SM), as
+    # the 1023x1025x1021 table entries hold it.  Two k-groups measured slower
+    # (NN 81.5 against 77.7 us, TN 71.7 against 67.6: tune-1023-thin-*).
+    "thin": TileParams(BM=32, BN=256, BK=32, WM=32, WN=32, TM=4, TN=8, threads=256,
                        split_k=1),
     "big": TileParams(BM=256, BN=128, BK=8, WM=128, WN=32, TM=16, TN=8, threads=256,
                       split_k=3),

@@ -49,20 +49,21 @@ def get_kernel(spec: KernelSpec, p: TileParams, ta: bool, tb: bool, aligned: boo
     return k
 
 
-_at_once: dict[tuple[int, int], int] = {}
+_at_once: dict[tuple[int, int, str], int] = {}
 
 
-def clusters_at_once(dev: DeviceInfo, cs: int) -> int:
+def clusters_at_once(dev: DeviceInfo, cs: int, config: str = "k2") -> int:
     """How many clusters of cs db_cluster blocks (one block per SM: its
-    shared-memory reservation) the device runs at once, from the driver
-    (cuOccupancyMaxActiveClusters on the "k2" instantiation); cached."""
-    key = (dev.id, cs)
+    shared-memory reservation, so any of its configs gives the same count)
+    the device runs at once, from the driver (cuOccupancyMaxActiveClusters
+    on the named config's instantiation); cached."""
+    key = (dev.id, cs, config)
     n = _at_once.get(key)
     if n is None:
         from cuda.core import Device, LaunchConfig
         from ..kernels import registry
         spec = registry.get("db_cluster")
-        p = spec.configs["k2"].replace(split_k=cs)
+        p = spec.configs[config].replace(split_k=cs)
         k = get_kernel(spec, p, False, False, True, dev)
         cfg = LaunchConfig(grid=(1, 1, cs), cluster=(1, 1, cs), block=p.threads,
                            shmem_size=spec.dynamic_smem(p))

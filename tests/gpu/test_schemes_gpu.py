@@ -170,7 +170,7 @@ CLUSTER_CASES = [("splitk_cluster", "large", cs, None) for cs in (2, 4, 8)] + [
         ("large", 8, None), ("large", 3, None), ("small", 2, None), ("small", 5, None),
         ("k2", 1, None), ("k2", 2, None), ("k2", 3, None), ("k2", 7, 256),
         ("small", 1, 512), ("small", 3, 256), ("big", 3, None), ("tall", 2, None),
-        ("tall", 2, 256), ("wide", 3, 256), ("big_wide", 3, None))]
+        ("tall", 2, 256), ("wide", 3, 256), ("big_wide", 3, None), ("thin", 1, None))]
 
 
 @pytest.mark.skipif(not HOPPER, reason="thread-block clusters need sm_90")
