@@ -21,7 +21,8 @@
 #   heur      the heuristic alone (SGEMM_TUNED=0) against cuBLAS on $HEUR_SHAPES
 #             (default bench/shapes/tall-2026-11-22.txt)
 #   graphs    scripts/small_graphs.py on $GRAPH_SIZES (default 384,512), kernels
-#             $GRAPH_ONLY (default all): small squares under CUDA graphs
+#             $GRAPH_ONLY (default all), $GRAPH_ARGS (e.g. --trial): small
+#             squares under CUDA graphs
 #   kdepth    scripts/kdepth_sweep.py: time against one block's K depth, m = n =
 #             $KDEPTH_MN (default 512), direct rung 9 and db_cluster (configs
 #             $KDEPTH_PICK, default all); KDEPTH_AB=1 runs it again with
@@ -113,7 +114,7 @@ for step in "$@"; do
     graphs)
       # small squares under CUDA graphs, every candidate (scripts/small_graphs.py)
       python3 scripts/small_graphs.py --sizes "${GRAPH_SIZES:-384,512}" --only "${GRAPH_ONLY:-}" \
-        --out "$OUT/small-graphs.json" 2>&1 | tee "$OUT/small-graphs.log" | tail -12
+        ${GRAPH_ARGS:-} --out "$OUT/small-graphs.json" 2>&1 | tee "$OUT/small-graphs.log" | tail -12
       summary+=("graphs: $(grep -c ratio "$OUT/small-graphs.log") candidates timed") ;;
     kdepth)
       # one block's K depth against time, direct and in clusters (scripts/kdepth_sweep.py)

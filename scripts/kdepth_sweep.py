@@ -39,6 +39,8 @@ def configs():
     big = T(BM=128, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, threads=256)
     s8x8 = T(BM=64, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=64)
     k32 = t8x4.replace(BK=32)
+    w8x8 = T(BM=64, BN=32, BK=16, WM=64, WN=32, TM=8, TN=8, threads=32)    # one-warp groups
+    w16x8 = T(BM=64, BN=64, BK=8, WM=64, WN=64, TM=16, TN=8, threads=32)
     return [("double_buffer", t8x4), ("double_buffer", big),
             ("db_cluster", t8x4.replace(split_k=1)), ("db_cluster", t8x4.replace(split_k=2)),
             ("db_cluster", t8x4.replace(threads=256, split_k=2)),
@@ -47,7 +49,11 @@ def configs():
             ("db_cluster", s8x8.replace(threads=256, split_k=1)),
             ("db_cluster", s8x8.replace(threads=256, split_k=2)),
             ("db_cluster", k32.replace(split_k=2)), ("db_cluster", k32.replace(threads=256, split_k=2)),
-            ("db_cluster", m8x4.replace(split_k=2)), ("db_cluster", big.replace(split_k=4))]
+            ("db_cluster", m8x4.replace(split_k=2)), ("db_cluster", big.replace(split_k=4)),
+            ("db_cluster", w8x8.replace(threads=128, split_k=1)),
+            ("db_cluster", w8x8.replace(threads=256, split_k=1)),
+            ("db_cluster", w16x8.replace(threads=128, split_k=2)),
+            ("db_cluster", w16x8.replace(threads=256, split_k=2))]
 
 
 def main() -> int:

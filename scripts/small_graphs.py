@@ -28,32 +28,43 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
-def candidates(n):
+def candidates(n, trial_only=False):
     from sgemm.kernels import registry, schemes
     out = [("auto", None)]
-    cl = registry.get("splitk_cluster")
-    for name, p in cl.configs.items():
-        for cs in (2, 4, 8):
-            if n // cs >= 32:
-                out.append(("splitk_cluster", p.replace(split_k=cs)))
-    big = schemes.TILE_CONFIGS["medium"]
-    out.append(("splitk_cluster", big.replace(threads=256, split_k=4)))    # KS = 2 inside
-    out.append(("splitk_cluster", schemes.TILE_CONFIGS["small"].replace(threads=128, split_k=2)))
-    out.append(("small", None))
     db = registry.get("db_cluster")
     from sgemm.kernels.params import TileParams as T
     trial = [T(BM=64, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=64),   # 8x8 on 64x64
              T(BM=64, BN=64, BK=32, WM=32, WN=32, TM=8, TN=4, threads=128),  # BK = 32
              T(BM=128, BN=64, BK=16, WM=64, WN=32, TM=8, TN=8, threads=128),  # 8x8, 128x64
              T(BM=64, BN=128, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128),  # and 64x128
-             T(BM=64, BN=64, BK=32, WM=32, WN=64, TM=8, TN=8, threads=64)]    # k2 at BK = 32
-    for p in list(db.configs.values()) + trial:
+             T(BM=64, BN=64, BK=32, WM=32, WN=64, TM=8, TN=8, threads=64),    # k2 at BK = 32
+             # one-warp k-groups (session 7): 64x32 / 32x64 of 8x8, 64x64 of 16x8
+             T(BM=64, BN=32, BK=16, WM=64, WN=32, TM=8, TN=8, threads=32),
+             T(BM=32, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=32),
+             T(BM=64, BN=64, BK=8, WM=64, WN=64, TM=16, TN=8, threads=32)]
+    if trial_only:
+        configs, trial = [db.configs["k2"]], trial[-3:]
+    else:
+        configs = list(db.configs.values())
+    cl = registry.get("splitk_cluster")
+    for name, p in ([] if trial_only else cl.configs.items()):
+        for cs in (2, 4, 8):
+            if n // cs >= 32:
+                out.append(("splitk_cluster", p.replace(split_k=cs)))
+    if not trial_only:
+        big = schemes.TILE_CONFIGS["medium"]
+        out.append(("splitk_cluster", big.replace(threads=256, split_k=4)))    # KS = 2 inside
+        out.append(("splitk_cluster",
+                    schemes.TILE_CONFIGS["small"].replace(threads=128, split_k=2)))
+        out.append(("small", None))
+    for p in configs + trial:
         tiles = -(-n // p.BM) * -(-n // p.BN)
         gt = schemes.db_group_threads(p)
         for kg in schemes.DB_KGROUPS:
             for cs in schemes.DB_CLUSTER_SIZES:  # up to one wave, slices >= 32 deep
                 q = p.replace(threads=kg * gt, split_k=cs)
                 if (tiles * cs <= 132 and n // (cs * kg) >= 32 and kg * gt <= 512 and cs <= 6
+                        and (kg * gt >= 128 or not trial_only)
                         and not db.can_implement(q) and ("db_cluster", q) not in out):
                     out.append(("db_cluster", q))
     return out
@@ -65,7 +76,7 @@ def _compile_one(job):
     return job[1]
 
 
-def _precompile(sizes, only):
+def _precompile(sizes, only, trial_only=False):
     """Compile every forced candidate's instantiation in parallel first (NVRTC
     needs no GPU; the disk cache serves the timing loop).  Row-major NN maps
     to the canonical TA = TB = false, aligned."""
@@ -74,7 +85,7 @@ def _precompile(sizes, only):
     keep = set(filter(None, only.split(",")))
     jobs = set()
     for n in sizes:
-        for kernel, params in candidates(n):
+        for kernel, params in candidates(n, trial_only):
             if params is None or (keep and kernel not in keep):
                 continue
             spec = registry.get(kernel)
@@ -93,6 +104,8 @@ def main() -> int:
                     help="comma-separated kernel names to keep (besides auto)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"),
                                                   "small-graphs.json"))
+    ap.add_argument("--trial", action="store_true",
+                    help="auto, k2 and the newest trial tiles only")
     args = ap.parse_args()
     import cupy as cp
     import sgemm
@@ -101,7 +114,7 @@ def main() -> int:
     from sgemm.runtime import launcher
     from suite import _graph_time, _torch_matmul   # noqa: E402
 
-    _precompile([n for n in (int(x) for x in args.sizes.split(","))], args.only)
+    _precompile([n for n in (int(x) for x in args.sizes.split(","))], args.only, args.trial)
     rows = []
     for n in (int(x) for x in args.sizes.split(",")):
         rs = cp.random.RandomState(n)
@@ -112,7 +125,7 @@ def main() -> int:
         enqueue, _ = _torch_matmul(A, B)
         cub = _graph_time(enqueue)
         keep = set(filter(None, args.only.split(",")))
-        for kernel, params in candidates(n):
+        for kernel, params in candidates(n, args.trial):
             if keep and kernel != "auto" and kernel not in keep:
                 continue
             pl = sgemm.plan(A, B, C, kernel=kernel)
@@ -146,7 +159,8 @@ def main() -> int:
             row["ratio_nopdl"] = cub / row["graph_nopdl_ms"]
             rows.append(row)
             p = pl.params
-            print(f"{n:5d} {kernel:>15}->{pl.kernel.name:<15} {p.BM}x{p.BN}x{p.BK} t{p.threads} "
+            print(f"{n:5d} {kernel:>15}->{pl.kernel.name:<15} {p.BM}x{p.BN}x{p.BK} {p.TM}x{p.TN} "
+                  f"t{p.threads} "
                   f"sk{p.split_k} err {err:.1e} pdl {row['graph_pdl_ms']*1e3:6.2f} us  "
                   f"off {row['graph_nopdl_ms']*1e3:6.2f} us  cuBLAS {cub*1e3:6.2f} us  "
                   f"ratio {row['ratio_pdl']:.2f} / {row['ratio_nopdl']:.2f}", flush=True)

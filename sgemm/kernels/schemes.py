@@ -557,7 +557,7 @@ SPLITK_CLUSTER = KernelSpec(
 
 # ---- rung 9's main loop split over K in a cluster (38_db_cluster.cu, sm_90) -------
 DB_CLUSTER_SIZES = tuple(range(1, 9))   # any cluster of up to 8 blocks is portable
-DB_KGROUPS = (1, 2, 4)
+DB_KGROUPS = (1, 2, 4, 8)
 
 
 def db_group_threads(p: TileParams) -> int:
@@ -576,7 +576,7 @@ def db_cluster_rules(p: TileParams) -> list[str]:
     gt = db_group_threads(p)
     why = warptile_rules(p.replace(threads=gt))
     need(p.threads in tuple(kg * gt for kg in DB_KGROUPS),
-         f"threads={p.threads} must be 1, 2 or 4 k-groups of the warp tiling's {gt}", why)
+         f"threads={p.threads} must be 1, 2, 4 or 8 k-groups of the warp tiling's {gt}", why)
     need(p.split_k in DB_CLUSTER_SIZES,
          f"split_k={p.split_k} is the cluster size: one of {DB_CLUSTER_SIZES}", why)
     need(p.threads <= 256 or p.TM * p.TN <= 32,

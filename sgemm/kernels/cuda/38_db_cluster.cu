@@ -59,8 +59,8 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     constexpr int SHARE = (E + CS * GT - 1) / (CS * GT) * GT;
     using TT = sg::DbThreadTile<BM, BN, WM, WN, TM, TN>;
     static_assert(CS >= 1 && CS <= 8, "a portable cluster holds up to 8 blocks");
-    static_assert(KG * GT == THREADS && (KG == 1 || KG == 2 || KG == 4),
-                  "THREADS is 1, 2 or 4 k-groups of the warp tiling's threads");
+    static_assert(KG * GT == THREADS && (KG == 1 || KG == 2 || KG == 4 || KG == 8),
+                  "THREADS is 1, 2, 4 or 8 k-groups of the warp tiling's threads");
     extern __shared__ float4 smem4[];
     sg::pdl_wait();
     if constexpr (CS > 1)
