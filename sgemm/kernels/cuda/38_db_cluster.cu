@@ -52,15 +52,22 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
     constexpr int E = BM * BN / 4;                     // float4s in a partial tile
     constexpr int GROUP_FLOATS = 2 * (A_FLOATS + B_FLOATS);   // a group's k-tile buffers
-    // float4s each block sums: whole strides of GT, so that the owner of the
-    // float4 s*GT + gtid a thread pushes is known at compile time (s*GT /
-    // SHARE) and the owner's thread tile is the same on every pass of its sum
-    // loop (e and e + THREADS belong to the same thread, THREADS = KG*GT).
-    constexpr int SHARE = (E + CS * GT - 1) / (CS * GT) * GT;
+    // float4s each block sums: whole strides of THREADS, so that the owner of
+    // the float4 e = i*THREADS + tid a thread pushes is known at compile time
+    // (i*THREADS / SHARE) and the owner's thread tile is the same on every
+    // pass of its sum loop (e and e + THREADS belong to one thread of a group).
+    constexpr int SHARE = (E + CS * THREADS - 1) / (CS * THREADS) * THREADS;
+    // With k-groups, every group parks its partial tile over the k-tile
+    // buffers (dead by then) and the block adds them in parallel: PER float4s
+    // a thread.  The slots that receive the cluster's pushes come after both.
+    constexpr int PER = E / THREADS;
+    constexpr int PARK = KG > 1 ? KG * E : 0, BUFS = KG * GROUP_FLOATS / 4;
+    constexpr int SLOT0 = PARK > BUFS ? PARK : BUFS;
     using TT = sg::DbThreadTile<BM, BN, WM, WN, TM, TN>;
     static_assert(CS >= 1 && CS <= 8, "a portable cluster holds up to 8 blocks");
     static_assert(KG * GT == THREADS && (KG == 1 || KG == 2 || KG == 4 || KG == 8),
                   "THREADS is 1, 2, 4 or 8 k-groups of the warp tiling's threads");
+    static_assert(KG == 1 || PER * THREADS == E, "k-groups must split a tile's float4s evenly");
     extern __shared__ float4 smem4[];
     sg::pdl_wait();
     if constexpr (CS > 1)
@@ -95,65 +102,29 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, true,
                                      true, KG>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs, acc);
 
-    // k-groups first meet in this block: group g > 0 parks its partial tile
-    // (float4 e = s*GT + gtid, conflict-free) in the staging area past the
-    // slots, and group 0 adds them to its registers in group order.  Only one
-    // partial tile per block then crosses the cluster (KG x fewer remote
-    // stores, and CS slots to sum where there were CS x KG).
-    float4* slots = smem4 + KG * GROUP_FLOATS / 4;
-    if constexpr (KG > 1) {
-        float4* stage = slots + CS * SHARE;
-        if (group > 0) {
-#pragma unroll
-            for (int it = 0; it < TM / 4; ++it)
-#pragma unroll
-                for (int j = 0; j < TN; ++j)
-                    stage[(group - 1) * E + (it * TN + j) * GT + gtid] =
-                        make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
-                                    acc[4 * it + 3][j]);
-        }
-        __syncthreads();
-        if (group == 0) {
-#pragma unroll
-            for (int g = 1; g < KG; ++g)
-#pragma unroll
-                for (int it = 0; it < TM / 4; ++it)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j) {
-                        const float4 u = stage[(g - 1) * E + (it * TN + j) * GT + gtid];
-                        acc[4 * it][j] += u.x; acc[4 * it + 1][j] += u.y;
-                        acc[4 * it + 2][j] += u.z; acc[4 * it + 3][j] += u.w;
-                    }
-        }
-    }
-
-    // A cluster of one block: nothing to exchange; group 0 stores its
-    // registers as rung 9 does (the smem round trip and its index arithmetic
-    // cost ~500 instructions per warp at one warp per scheduler: ncu, session
-    // 6).
-    if constexpr (CS == 1) {
-        if (group == 0) {
-            const TT tt(gtid);
+    float4* slots = smem4 + SLOT0;
+    const unsigned rank_off = rank * SHARE;
+    if constexpr (KG == 1) {
+        // One group: it stores (a cluster of one block, as rung 9 does: the
+        // smem round trip and its index arithmetic cost ~500 instructions per
+        // warp at one warp per scheduler, ncu, session 6) or pushes straight
+        // from its registers.  Float4 e = s*GT + gtid of this thread's sub-
+        // tile s = it*TN + j (rows a_off + it*SA .. +3, column b_off + jt*SB
+        // + v) belongs to block q = s*GT / SHARE, which sums that share; it
+        // goes into q's slot for this block with a remote store (no round
+        // trip), or a plain one for this block's own share.
+        const TT tt(gtid);
+        if constexpr (CS == 1) {
             if (fast)
                 sg::store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, false, true>(
                     acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, mlo, nlo);
             else
                 sg::store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, true>(
                     acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta);
+            return;
         }
-        return;
-    }
-
-    // Group 0 pushes the block's partial tile: the float4 e = s*GT + gtid of
-    // this thread's sub-tile s = it*TN + j (rows a_off + it*SA .. +3, column
-    // b_off + jt*SB + v) belongs to block q = s*GT / SHARE, which sums that
-    // share; it goes into q's slot for this block, with a remote store (no
-    // round trip, where pulling the parked tiles with remote loads waited for
-    // it and needed a last barrier before exiting), or a plain one for this
-    // block's own share.
-    cl::wait();                    // every block of the cluster has started
-    if (group == 0) {
-        float4* own = slots + (int)rank * SHARE;
+        cl::wait();                // every block of the cluster has started
+        float4* own = slots + rank_off;
         const unsigned own_addr = cl::saddr(own);
 #pragma unroll
         for (int it = 0; it < TM / 4; ++it)
@@ -168,6 +139,54 @@ sgemm_db_cluster(SGEMM_PARAMS) {
                 else
                     cl::st4(cl::remote(own_addr + 16u * off, q), v);
             }
+    } else {
+        // k-groups meet in this block first (session 7; before, group 0
+        // alone added the others' parked tiles: with one-warp groups that
+        // serial sum was most of the fixed cost).  Group g parks its tile
+        // at g*E (float4 e = s*GT + gtid, conflict-free) over the dead k-tile
+        // buffers; then thread t adds float4s e = i*THREADS + t over the
+        // groups in order 0..KG-1 -- all of owner thread t % GT = gtid's
+        // tile, sub-tile e / GT = group + i*KG -- and stores them (a cluster
+        // of one block) or pushes them to their owner.
+        __syncthreads();           // every group is done with its k-tile buffers
+#pragma unroll
+        for (int it = 0; it < TM / 4; ++it)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                smem4[group * E + (it * TN + j) * GT + gtid] =
+                    make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
+                                acc[4 * it + 3][j]);
+        __syncthreads();
+        const TT tt(gtid);
+        const int m0 = bm0 + tt.a_off, n0 = bn0 + tt.b_off;
+        if constexpr (CS > 1)
+            cl::wait();            // every block of the cluster has started
+        const unsigned own_addr = cl::saddr(slots + rank_off);
+#pragma unroll
+        for (int i = 0; i < PER; ++i) {
+            const int e = i * THREADS + (int)threadIdx.x;
+            float4 v = smem4[e];
+#pragma unroll
+            for (int g = 1; g < KG; ++g) {
+                const float4 u = smem4[g * E + e];
+                v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;
+            }
+            if constexpr (CS == 1) {
+                const int sub = group + i * KG, it = sub / TN, j = sub % TN;
+                const int m = m0 + it * TT::SA, n = n0 + (j / 4) * TT::SB + j % 4;
+                if (n < N && n >= nlo)
+                    sg::store4<ALIGNED, true>(C + (long long)n * ldc, m, M, v, alpha, beta, mlo);
+            } else {
+                const int q = i * THREADS / SHARE;             // compile-time
+                const int off = e - q * SHARE;
+                if (q == (int)rank)
+                    slots[rank_off + off] = v;
+                else
+                    cl::st4(cl::remote(own_addr + 16u * off, q), v);
+            }
+        }
+        if constexpr (CS == 1)
+            return;
     }
     cl::sync();                    // every partial tile has landed
 
@@ -179,7 +198,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     // e = rank*SHARE + l + i*THREADS: all of owner thread e % GT's tile, sub-
     // tiles e / GT = g0 + i*KG.
     const int e_end = min(E, ((int)rank + 1) * SHARE) - (int)rank * SHARE;
-    const unsigned e0 = rank * SHARE + threadIdx.x;   // unsigned: shifts, no sign fix-ups
+    const unsigned e0 = rank_off + threadIdx.x;       // unsigned: shifts, no sign fix-ups
     const TT owner((int)(e0 % GT));
     const int m0 = bm0 + owner.a_off, n0 = bn0 + owner.b_off;
     unsigned g = e0 / GT;
