@@ -41,9 +41,12 @@ def candidates(n, trial_only=False):
              # one-warp k-groups (session 7): 64x32 / 32x64 of 8x8, 64x64 of 16x8
              T(BM=64, BN=32, BK=16, WM=64, WN=32, TM=8, TN=8, threads=32),
              T(BM=32, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=32),
-             T(BM=64, BN=64, BK=8, WM=64, WN=64, TM=16, TN=8, threads=32)]
+             T(BM=64, BN=64, BK=8, WM=64, WN=64, TM=16, TN=8, threads=32),
+             # shallower k-tiles: a smaller first-tile burst from L2
+             T(BM=64, BN=32, BK=8, WM=64, WN=32, TM=8, TN=8, threads=32),
+             T(BM=64, BN=64, BK=8, WM=32, WN=64, TM=8, TN=8, threads=64)]
     if trial_only:
-        configs, trial = [db.configs["k2"]], trial[-3:]
+        configs, trial = [db.configs["k2"]], trial[-5:]
     else:
         configs = list(db.configs.values())
     cl = registry.get("splitk_cluster")
