@@ -557,7 +557,7 @@ SPLITK_CLUSTER = KernelSpec(
 
 # ---- rung 9's main loop split over K in a cluster (38_db_cluster.cu, sm_90) -------
 DB_CLUSTER_SIZES = tuple(range(1, 9))   # any cluster of up to 8 blocks is portable
-DB_KGROUPS = (1, 2, 4, 8)
+DB_KGROUPS = (1, 2, 4)
 
 
 def db_group_threads(p: TileParams) -> int:
@@ -576,7 +576,7 @@ def db_cluster_rules(p: TileParams) -> list[str]:
     gt = db_group_threads(p)
     why = warptile_rules(p.replace(threads=gt))
     need(p.threads in tuple(kg * gt for kg in DB_KGROUPS),
-         f"threads={p.threads} must be 1, 2, 4 or 8 k-groups of the warp tiling's {gt}", why)
+         f"threads={p.threads} must be 1, 2 or 4 k-groups of the warp tiling's {gt}", why)
     need(p.split_k in DB_CLUSTER_SIZES,
          f"split_k={p.split_k} is the cluster size: one of {DB_CLUSTER_SIZES}", why)
     kg = p.threads // gt if gt > 0 else 1
@@ -627,6 +627,12 @@ DB_CLUSTER_CONFIGS = {
     "small": TileParams(BM=64, BN=64, BK=16, WM=32, WN=32, TM=8, TN=4, threads=128,
                         split_k=3),
     "k2": TileParams(BM=64, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128, split_k=2),
+    # k2's tile at BK = 8 in four k-groups (two warps per scheduler; half the
+    # first k-tile's burst from L2): 512^3 9.93-9.99 us against k2's
+    # 10.37-10.46 in the same runs, 384^3 equal (6.36 / 6.33 us at 3 blocks);
+    # at BK = 8 two k-groups were slower (11.0 us).  Session 7,
+    # small-graphs-k4-h200-2026-11-22.json.
+    "k4": TileParams(BM=64, BN=64, BK=8, WM=32, WN=64, TM=8, TN=8, threads=256, split_k=2),
     # Rung 9's 16x8 thread tiles (its 4096^3 loop) for problems of 32-66
     # such tiles: tall-skinny (16384x64x4096 as 64 tiles of 256x64 in
     # clusters of 2) and odd ~1024^3 (1025x1023 as 36 tiles of 128x256 in

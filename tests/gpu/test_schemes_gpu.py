@@ -169,6 +169,7 @@ CLUSTER_CASES = [("splitk_cluster", "large", cs, None) for cs in (2, 4, 8)] + [
     ("db_cluster", cfg, cs, t) for cfg, cs, t in (
         ("large", 8, None), ("large", 3, None), ("small", 2, None), ("small", 5, None),
         ("k2", 1, None), ("k2", 2, None), ("k2", 3, None), ("k2", 7, 256),
+        ("k4", 1, None), ("k4", 2, None), ("k4", 5, None), ("k4", 2, 128),
         ("small", 1, 512), ("small", 3, 256), ("big", 3, None), ("tall", 2, None),
         ("tall", 2, 256), ("wide", 3, 256), ("big_wide", 3, None), ("thin", 1, None))]
 

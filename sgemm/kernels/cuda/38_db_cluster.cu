@@ -65,8 +65,8 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     constexpr int SLOT0 = PARK > BUFS ? PARK : BUFS;
     using TT = sg::DbThreadTile<BM, BN, WM, WN, TM, TN>;
     static_assert(CS >= 1 && CS <= 8, "a portable cluster holds up to 8 blocks");
-    static_assert(KG * GT == THREADS && (KG == 1 || KG == 2 || KG == 4 || KG == 8),
-                  "THREADS is 1, 2, 4 or 8 k-groups of the warp tiling's threads");
+    static_assert(KG * GT == THREADS && (KG == 1 || KG == 2 || KG == 4),
+                  "THREADS is 1, 2 or 4 k-groups of the warp tiling's threads");
     static_assert(KG == 1 || PER * THREADS == E, "k-groups must split a tile's float4s evenly");
     extern __shared__ float4 smem4[];
     sg::pdl_wait();
