@@ -53,7 +53,9 @@ def configs():
             ("db_cluster", w8x8.replace(threads=128, split_k=1)),
             ("db_cluster", w8x8.replace(threads=256, split_k=1)),
             ("db_cluster", w16x8.replace(threads=128, split_k=2)),
-            ("db_cluster", w16x8.replace(threads=256, split_k=2))]
+            ("db_cluster", w16x8.replace(threads=256, split_k=2)),
+            ("db_cluster", s8x8.replace(BK=8, threads=256, split_k=1)),    # "k4"
+            ("db_cluster", s8x8.replace(BK=8, threads=256, split_k=2))]
 
 
 def main() -> int:

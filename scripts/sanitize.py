@@ -55,6 +55,10 @@ sys.path.insert(0, str(ROOT))
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 EDGES = (1, 2, 15, 17, 63, 65, 127, 129)
 AUTO = ("auto", "auto:tf32x3", "auto:tf32")
+# Named configs whose code path the kernel's own choice does not reach
+# (KERNEL@CONFIG: that config, at the cluster size db_cluster_split gives):
+# four k-groups adding in parallel (k4), the 16x8 thread tiles.
+NAMED = ("db_cluster@k4", "db_cluster@wide", "db_cluster@tall", "db_cluster@big")
 
 
 # -- the case set -------------------------------------------------------------------------
@@ -104,7 +108,24 @@ GLOBAL = [
 
 def kernel_names() -> list[str]:
     from sgemm.kernels.registry import KERNELS
-    return list(KERNELS) + list(AUTO)
+    return list(KERNELS) + list(AUTO) + list(NAMED)
+
+
+def _force_named(p, name):
+    """Re-point plan p at the named config of KERNEL@CONFIG (db_cluster: with
+    the cluster size its split rule gives these extents, at least 1)."""
+    from sgemm.kernels import registry, schemes
+    from sgemm.plan import direct_launches
+    kernel, cfg = name.split("@")
+    spec = registry.get(kernel)
+    q = spec.configs[cfg]
+    if kernel == "db_cluster":
+        q = q.replace(split_k=max(1, schemes.db_cluster_split(p.problems[0], q,
+                                                              p.device.sm_count)))
+    why = spec.can_implement(q, p.device.smem_optin)
+    if why:
+        raise ValueError(f"{name}: {why}")
+    p.params, p.launches = q, direct_launches(p.problems, spec, q, p.device)
 
 
 def all_cases(quick: bool = False) -> list[dict]:
@@ -166,7 +187,7 @@ def _driver(args) -> int:
             continue
         name = c["kernel"]
         kernel, precision = (name.split(":") + [None])[:2] if name.startswith("auto") \
-            else (name, None)
+            else (name.split("@")[0], None)
         batch = c.get("batch", 1)
         m, n, k, ta, tb = c["m"], c["n"], c["k"], c["ta"], c["tb"]
         desc = (f"{m}x{n}x{k} {'T' if ta else 'N'}{'T' if tb else 'N'} {c['orders']} "
@@ -190,6 +211,8 @@ def _driver(args) -> int:
                 p = sgemm.plan(a[0], b[0], cc[0], **kw)
             else:
                 p = sgemm.plan(a, b, cc, _ndims=(3,), _what="gemm_batched", **kw)
+            if "@" in name:
+                _force_named(p, name)
             p.execute()
             cp.cuda.Device().synchronize()
             summary["cases"] += 1

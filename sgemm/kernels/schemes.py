@@ -580,7 +580,7 @@ def db_cluster_rules(p: TileParams) -> list[str]:
     need(p.split_k in DB_CLUSTER_SIZES,
          f"split_k={p.split_k} is the cluster size: one of {DB_CLUSTER_SIZES}", why)
     kg = p.threads // gt if gt > 0 else 1
-    need(kg == 1 or (p.TM * p.TN // 4) % kg == 0,
+    need(kg < 4 or (p.TM * p.TN // 4) % kg == 0,
          f"{kg} k-groups must split a thread's {p.TM * p.TN // 4} float4s evenly "
          f"(the groups add their tiles in parallel)", why)
     need(p.threads <= 256 or p.TM * p.TN <= 32,
@@ -599,17 +599,23 @@ DB_ONE_PER_SM_BYTES = 115 * 1024
 
 
 def db_cluster_smem(p: TileParams) -> int:
-    """Each k-group's two rung-9 k-tile buffers -- or, where larger, the
-    partial tiles of all k-groups parked over them -- then the slots that
-    receive the cluster's partial tiles (CS slots of this block's share,
-    whole strides of THREADS); at least DB_ONE_PER_SM_BYTES."""
+    """Each k-group's two rung-9 k-tile buffers, then the slots that receive
+    the cluster's partial tiles (CS slots of this block's share); at least
+    DB_ONE_PER_SM_BYTES.  Four k-groups (38_db_cluster.cu's parallel
+    combine) park their partial tiles over the buffers, so that area is the
+    larger of the two, and shares are whole strides of all threads; two park
+    group 1's tile past the slots, with shares in strides of one group."""
     import os
     from .ladder import tile_bytes
     tile4 = p.BM * p.BN // 4                                  # float4s in a tile
-    cs, kg = max(p.split_k, 1), db_kgroups(p)
-    share = -(-tile4 // (cs * p.threads)) * p.threads         # whole strides of threads
-    park = kg * tile4 * 16 if kg > 1 else 0
-    need = max(kg * 2 * tile_bytes(p), park) + cs * share * 16
+    cs, kg, gt = max(p.split_k, 1), db_kgroups(p), db_group_threads(p)
+    bufs = kg * 2 * tile_bytes(p)
+    if kg >= 4:                                               # db_parallel_combine
+        share = -(-tile4 // (cs * p.threads)) * p.threads
+        need = max(bufs, kg * tile4 * 16) + cs * share * 16
+    else:
+        share = -(-tile4 // (cs * gt)) * gt
+        need = bufs + (cs * share + (kg - 1) * tile4) * 16
     if os.environ.get("SGEMM_DB_RESERVE", "1") in ("0", "off", "no"):
         return need
     return max(need, DB_ONE_PER_SM_BYTES)

@@ -43,6 +43,16 @@
 #include "09_double_buffer.cu"
 #include "cluster.cuh"
 
+namespace sg {
+// Whether a block's k-groups add their partial tiles in parallel (four
+// groups) or group 0 adds the other's (two).  Session 7: the parallel sum cut
+// the fixed cost of four one-warp groups from 4.85 to 3.26 us, but with two
+// groups of 16x8 tiles it changed ptxas's schedule of the main loop and
+// 16384x64x4096 went 220 -> 247 us (suite-session7-*); schemes.py's
+// db_cluster_smem mirrors this choice.
+__host__ __device__ constexpr bool db_parallel_combine(int kg) { return kg >= 4; }
+}  // namespace sg
+
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int CS,
           bool TA, bool TB, bool ALIGNED>
 __global__ void __cluster_dims__(1, 1, CS) __launch_bounds__(THREADS, 1)
@@ -52,22 +62,25 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
     constexpr int E = BM * BN / 4;                     // float4s in a partial tile
     constexpr int GROUP_FLOATS = 2 * (A_FLOATS + B_FLOATS);   // a group's k-tile buffers
-    // float4s each block sums: whole strides of THREADS, so that the owner of
-    // the float4 e = i*THREADS + tid a thread pushes is known at compile time
-    // (i*THREADS / SHARE) and the owner's thread tile is the same on every
-    // pass of its sum loop (e and e + THREADS belong to one thread of a group).
-    constexpr int SHARE = (E + CS * THREADS - 1) / (CS * THREADS) * THREADS;
-    // With k-groups, every group parks its partial tile over the k-tile
-    // buffers (dead by then) and the block adds them in parallel: PER float4s
-    // a thread.  The slots that receive the cluster's pushes come after both.
-    constexpr int PER = E / THREADS;
-    constexpr int PARK = KG > 1 ? KG * E : 0, BUFS = KG * GROUP_FLOATS / 4;
-    constexpr int SLOT0 = PARK > BUFS ? PARK : BUFS;
+    // How the k-groups of a block meet (sg::db_parallel_combine): four groups
+    // add in parallel, every group parking its partial tile over the dead
+    // k-tile buffers; two groups add serially, group 1 parking past the slots
+    // and group 0 adding.
+    constexpr bool PAR = sg::db_parallel_combine(KG);
+    // float4s each block sums: whole strides of the threads that push (all
+    // THREADS with PAR, else group 0's GT), so that the owner of a pushed
+    // float4 is known at compile time and the owner's thread tile is the same
+    // on every pass of its sum loop (e and e + THREADS belong to one thread).
+    constexpr int PUSHERS = PAR ? THREADS : GT;
+    constexpr int SHARE = (E + CS * PUSHERS - 1) / (CS * PUSHERS) * PUSHERS;
+    constexpr int PER = E / THREADS;                   // float4s a thread adds with PAR
+    constexpr int PARK = PAR ? KG * E : 0, BUFS = KG * GROUP_FLOATS / 4;
+    constexpr int SLOT0 = PARK > BUFS ? PARK : BUFS;  // the slots that receive pushes
     using TT = sg::DbThreadTile<BM, BN, WM, WN, TM, TN>;
     static_assert(CS >= 1 && CS <= 8, "a portable cluster holds up to 8 blocks");
     static_assert(KG * GT == THREADS && (KG == 1 || KG == 2 || KG == 4),
                   "THREADS is 1, 2 or 4 k-groups of the warp tiling's threads");
-    static_assert(KG == 1 || PER * THREADS == E, "k-groups must split a tile's float4s evenly");
+    static_assert(!PAR || PER * THREADS == E, "k-groups must split a tile's float4s evenly");
     extern __shared__ float4 smem4[];
     sg::pdl_wait();
     if constexpr (CS > 1)
@@ -104,50 +117,83 @@ sgemm_db_cluster(SGEMM_PARAMS) {
 
     float4* slots = smem4 + SLOT0;
     const unsigned rank_off = rank * SHARE;
-    if constexpr (KG == 1) {
-        // One group: it stores (a cluster of one block, as rung 9 does: the
-        // smem round trip and its index arithmetic cost ~500 instructions per
-        // warp at one warp per scheduler, ncu, session 6) or pushes straight
-        // from its registers.  Float4 e = s*GT + gtid of this thread's sub-
-        // tile s = it*TN + j (rows a_off + it*SA .. +3, column b_off + jt*SB
-        // + v) belongs to block q = s*GT / SHARE, which sums that share; it
-        // goes into q's slot for this block with a remote store (no round
-        // trip), or a plain one for this block's own share.
-        const TT tt(gtid);
+    if constexpr (!PAR) {
+        // Two groups meet in this block first: group 1 parks its partial
+        // tile (float4 e = s*GT + gtid, conflict-free) past the slots and
+        // group 0 adds it to its registers, so one partial tile per block
+        // crosses the cluster (session 6).
+        if constexpr (KG > 1) {
+            float4* stage = slots + CS * SHARE;
+            if (group > 0) {
+#pragma unroll
+                for (int it = 0; it < TM / 4; ++it)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j)
+                        stage[(group - 1) * E + (it * TN + j) * GT + gtid] =
+                            make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
+                                        acc[4 * it + 3][j]);
+            }
+            __syncthreads();
+            if (group == 0) {
+#pragma unroll
+                for (int g = 1; g < KG; ++g)
+#pragma unroll
+                    for (int it = 0; it < TM / 4; ++it)
+#pragma unroll
+                        for (int j = 0; j < TN; ++j) {
+                            const float4 u = stage[(g - 1) * E + (it * TN + j) * GT + gtid];
+                            acc[4 * it][j] += u.x; acc[4 * it + 1][j] += u.y;
+                            acc[4 * it + 2][j] += u.z; acc[4 * it + 3][j] += u.w;
+                        }
+            }
+        }
+        // A cluster of one block: group 0 stores its registers as rung 9 does
+        // (the smem round trip and its index arithmetic cost ~500
+        // instructions per warp at one warp per scheduler: ncu, session 6).
         if constexpr (CS == 1) {
-            if (fast)
-                sg::store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, false, true>(
-                    acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, mlo, nlo);
-            else
-                sg::store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, true>(
-                    acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta);
+            if (group == 0) {
+                const TT tt(gtid);
+                if (fast)
+                    sg::store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, false, true>(
+                        acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, mlo,
+                        nlo);
+                else
+                    sg::store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, true>(
+                        acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta);
+            }
             return;
         }
+        // Group 0 pushes the block's partial tile: the float4 e = s*GT + gtid
+        // of this thread's sub-tile s = it*TN + j (rows a_off + it*SA .. +3,
+        // column b_off + jt*SB + v) belongs to block q = s*GT / SHARE, which
+        // sums that share; it goes into q's slot for this block, with a remote
+        // store (no round trip), or a plain one for this block's own share.
         cl::wait();                // every block of the cluster has started
-        float4* own = slots + rank_off;
-        const unsigned own_addr = cl::saddr(own);
+        if (group == 0) {
+            float4* own = slots + rank_off;
+            const unsigned own_addr = cl::saddr(own);
 #pragma unroll
-        for (int it = 0; it < TM / 4; ++it)
+            for (int it = 0; it < TM / 4; ++it)
 #pragma unroll
-            for (int j = 0; j < TN; ++j) {
-                const int s0 = (it * TN + j) * GT, q = s0 / SHARE;   // both compile-time
-                const int off = s0 - q * SHARE + gtid;
-                const float4 v = make_float4(acc[4 * it][j], acc[4 * it + 1][j],
-                                             acc[4 * it + 2][j], acc[4 * it + 3][j]);
-                if (q == (int)rank)
-                    own[off] = v;
-                else
-                    cl::st4(cl::remote(own_addr + 16u * off, q), v);
-            }
+                for (int j = 0; j < TN; ++j) {
+                    const int s0 = (it * TN + j) * GT, q = s0 / SHARE;   // both compile-time
+                    const int off = s0 - q * SHARE + gtid;
+                    const float4 v = make_float4(acc[4 * it][j], acc[4 * it + 1][j],
+                                                 acc[4 * it + 2][j], acc[4 * it + 3][j]);
+                    if (q == (int)rank)
+                        own[off] = v;
+                    else
+                        cl::st4(cl::remote(own_addr + 16u * off, q), v);
+                }
+        }
     } else {
-        // k-groups meet in this block first (session 7; before, group 0
-        // alone added the others' parked tiles: with one-warp groups that
-        // serial sum was most of the fixed cost).  Group g parks its tile
-        // at g*E (float4 e = s*GT + gtid, conflict-free) over the dead k-tile
-        // buffers; then thread t adds float4s e = i*THREADS + t over the
-        // groups in order 0..KG-1 -- all of owner thread t % GT = gtid's
-        // tile, sub-tile e / GT = group + i*KG -- and stores them (a cluster
-        // of one block) or pushes them to their owner.
+        // Four groups add in parallel (session 7: with group 0 adding alone,
+        // one-warp groups spent ~1.6 us of fixed cost in that serial sum).
+        // Group g parks its tile at g*E (float4 e = s*GT + gtid) over the
+        // dead k-tile buffers; then thread t adds float4s e = i*THREADS + t
+        // over the groups in order 0..KG-1 -- all of owner thread t % GT =
+        // gtid's tile, sub-tile e / GT = group + i*KG -- and stores them (a
+        // cluster of one block) or pushes them to their owner.
         __syncthreads();           // every group is done with its k-tile buffers
 #pragma unroll
         for (int it = 0; it < TM / 4; ++it)
