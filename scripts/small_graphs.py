@@ -44,9 +44,13 @@ def candidates(n, trial_only=False):
              T(BM=64, BN=64, BK=8, WM=64, WN=64, TM=16, TN=8, threads=32),
              # shallower k-tiles: a smaller first-tile burst from L2
              T(BM=64, BN=32, BK=8, WM=64, WN=32, TM=8, TN=8, threads=32),
-             T(BM=64, BN=64, BK=8, WM=32, WN=64, TM=8, TN=8, threads=64)]
+             T(BM=64, BN=64, BK=8, WM=32, WN=64, TM=8, TN=8, threads=64),
+             # k4 with 64x32 warp tiles (the other fragment broadcast pattern)
+             T(BM=64, BN=64, BK=8, WM=64, WN=32, TM=8, TN=8, threads=64),
+             # the 8x4 "small" tile at BK = 8 (4 k-groups: 16 warps an SM)
+             T(BM=64, BN=64, BK=8, WM=32, WN=32, TM=8, TN=4, threads=128)]
     if trial_only:
-        configs, trial = [db.configs["k2"]], trial[-5:]
+        configs, trial = [db.configs["k2"], db.configs["k4"]], trial[-2:]
     else:
         configs = list(db.configs.values())
     cl = registry.get("splitk_cluster")

@@ -29,9 +29,9 @@ Order of authority, first match wins:
                                          measured slower and is left to the tuner)
      c''. sm_90+, batch 1, 32 .. SMs/2 64x64 tiles, 128 <= k <= 2 max(m, n)
                                       -> rung 9's loop split over K in a
-                                         cluster (db_cluster: 64x64 tiles, two
-                                         k-groups per block, as many blocks per
-                                         tile as one wave holds; one launch)
+                                         cluster (db_cluster "k4": 64x64 tiles,
+                                         four k-groups per block, as many blocks
+                                         per tile as one wave holds; one launch)
      c'''. sm_90+, batch 1, the small side 33 .. 64, 16 .. SMs/2 tiles of 64x256
           (or 256x64)                -> db_cluster: the 16x8 tile 64 wide along
                                          the small side in clusters filling one

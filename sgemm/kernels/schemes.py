@@ -690,8 +690,11 @@ def db_cluster_split(prob: Problem, p: TileParams, sm_count: int = 132,
 
 
 def choose_db_cluster(prob: Problem, sm_count: int = 132, at_once=None) -> TileParams:
-    """The "k2" tile with as many cluster blocks as one wave holds."""
-    p = DB_CLUSTER_CONFIGS["k2"]
+    """The "k4" tile (k2's 64x64 at BK = 8 in four k-groups) with as many
+    cluster blocks as one wave holds.  In clusters of 2 or more it is never
+    slower than k2 (session 7, kdepth-sweep-session7-*: fixed cost 2.76
+    against 2.73 us, 6.8 against 7.3 ns per thousand FMAs an SM)."""
+    p = DB_CLUSTER_CONFIGS["k4"]
     return p.replace(split_k=max(1, db_cluster_split(prob, p, sm_count, at_once)))
 
 
