@@ -378,15 +378,16 @@ def test_tuner_offers_db_cluster_tiles_that_fill_one_wave(m, n, k, cfg, cs):
 @pytest.mark.parametrize("n,cs", [(384, 3), (448, 2), (512, 2)])
 def test_db_cluster_fills_one_wave(n, cs):
     """Rule c'': 64x64 tiles, as many cluster blocks per tile as one wave of
-    one block per SM holds (36 tiles x 3 = 108, 64 x 2 = 128 on 132 SMs), two
-    k-groups per block; K slices at least 64 deep."""
+    one block per SM holds (36 tiles x 3 = 108, 64 x 2 = 128 on 132 SMs), four
+    k-groups per block (the "k4" tile); K slices at least 32 deep."""
     pr = prob(n, n, n)
     spec, p, scheme = dispatch.select(pr, H100)
     assert (spec.name, scheme, p.split_k) == ("db_cluster", "cluster", cs)
     tiles = math.ceil(n / p.BM) * math.ceil(n / p.BN)
     assert tiles * p.split_k <= H100.sm_count < tiles * (p.split_k + 1)
     assert spec.grid(pr, p) == (n // 64 + (n % 64 > 0), n // 64 + (n % 64 > 0), cs)
-    assert schemes.db_kgroups(p) == 2 and n // (cs * 2) >= 64
+    assert p == schemes.DB_CLUSTER_CONFIGS["k4"].replace(split_k=cs)
+    assert schemes.db_kgroups(p) == 4 and n // (cs * 4) >= 32
     # one block per SM: more than half an SM's shared memory
     assert spec.dynamic_smem(p) * 2 > 228 * 1024
     # no clusters on an A100: never this kernel
