@@ -23,23 +23,24 @@
 // buffers and named barrier: KG independent instruction streams per SM where
 // a 64x64 tile alone keeps one warp per scheduler (latency-bound, ~44% of
 // the FFMA peak: kdepth-sweep-*).  The groups first add their partial tiles
-// inside the block (groups 1.. park theirs, group 0 adds in group order), so
-// one partial tile per block crosses the cluster (session 6; 512^3 10.59 ->
-// 10.47 us, small-graphs-db-cluster-combine-*).
+// inside the block, so one partial tile per block crosses the cluster: two
+// groups serially (group 1 parks, group 0 adds; session 6), four in
+// parallel (all park over their dead buffers, every thread adds a share;
+// session 7: one-warp groups' fixed cost 4.85 -> 3.26 us).
 // One block per SM is assumed (launch bounds: up to 255 registers), so
 // unaligned loads are prefetched early as in rung 9's roomy configs.
 // Slice depth kc = ceil(K / (CS * KG * BK)) * BK: whole k-tiles, a multiple
 // of 4 (ALIGNED survives the offset); slices past K are empty and add zeros.
-// Measured (H200, CUDA graphs, PDL on; bench/results/suite-session6-final-
-// h200-2026-11-22.json): 384^3 6.43 us (64x64 "k2", 3 blocks x 2 groups)
-// against cuBLAS 9.47; 512^3 10.29 us (2 x 2) against 12.80.  Fixed cost per
-// launch (kdepth-sweep-session6-*): 1.49 us at a cluster of one block (rung
-// 9 direct 1.34), 2.78 for k2 in clusters of 2; a cluster launch itself adds
-// nothing (cluster-cost-*).  The owner's index arithmetic was ~0.6 us of it
-// before session 6 hoisted it (ncu: ~500 instructions per warp at one warp
-// per scheduler).  16x8 thread tiles ("tall"/"wide", two groups, clusters of
-// 2): 16384x64x4096 0.93-0.96x cuBLAS, 64x16384x4096 0.97-0.99x.  Steps and
-// misses: docs/notes/dispatch.md.
+// Measured (H200, CUDA graphs, PDL on; bench/results/suite-session7-final-
+// h200-2026-11-22.json): 384^3 6.28 us ("k4": 64x64 of 8x8 at BK = 8, 3
+// blocks x 4 groups) against cuBLAS 9.46; 512^3 9.92 us (2 x 4) against
+// 12.82.  Fixed cost per launch (kdepth-sweep-session6/7-*): 1.49 us at a
+// cluster of one block (rung 9 direct 1.34), 2.73 for k2 and 2.76 for k4 in
+// clusters of 2; a cluster launch itself adds nothing (cluster-cost-*).  The
+// owner's index arithmetic was ~0.6 us of it before session 6 hoisted it
+// (ncu: ~500 instructions per warp at one warp per scheduler).  16x8 thread
+// tiles ("tall"/"wide", two groups, clusters of 2): 16384x64x4096 0.92-0.96x
+// cuBLAS, 64x16384x4096 0.97-0.99x.  Steps and misses: docs/notes/dispatch.md.
 #include "09_double_buffer.cu"
 #include "cluster.cuh"
 
