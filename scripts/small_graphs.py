@@ -28,6 +28,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
+TRIAL_NEWEST = 2   # --trial: how many of the last trial tiles to time (with k2 and k4)
+
+
 def candidates(n, trial_only=False):
     from sgemm.kernels import registry, schemes
     out = [("auto", None)]
@@ -39,6 +42,7 @@ def candidates(n, trial_only=False):
              T(BM=64, BN=128, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128),  # and 64x128
              T(BM=64, BN=64, BK=32, WM=32, WN=64, TM=8, TN=8, threads=64),    # k2 at BK = 32
              # one-warp k-groups (session 7): 64x32 / 32x64 of 8x8, 64x64 of 16x8
+             # (measured with up to 8 groups while the kernel allowed them)
              T(BM=64, BN=32, BK=16, WM=64, WN=32, TM=8, TN=8, threads=32),
              T(BM=32, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=32),
              T(BM=64, BN=64, BK=8, WM=64, WN=64, TM=16, TN=8, threads=32),
@@ -50,7 +54,7 @@ def candidates(n, trial_only=False):
              # the 8x4 "small" tile at BK = 8 (4 k-groups: 16 warps an SM)
              T(BM=64, BN=64, BK=8, WM=32, WN=32, TM=8, TN=4, threads=128)]
     if trial_only:
-        configs, trial = [db.configs["k2"], db.configs["k4"]], trial[-2:]
+        configs, trial = [db.configs["k2"], db.configs["k4"]], trial[-TRIAL_NEWEST:]
     else:
         configs = list(db.configs.values())
     cl = registry.get("splitk_cluster")
@@ -71,7 +75,7 @@ def candidates(n, trial_only=False):
             for cs in schemes.DB_CLUSTER_SIZES:  # up to one wave, slices >= 32 deep
                 q = p.replace(threads=kg * gt, split_k=cs)
                 if (tiles * cs <= 132 and n // (cs * kg) >= 32 and kg * gt <= 512 and cs <= 6
-                        and (kg * gt >= 128 or not trial_only)
+                        and (kg * gt >= 128 or not trial_only)   # trial: >= 4 warps
                         and not db.can_implement(q) and ("db_cluster", q) not in out):
                     out.append(("db_cluster", q))
     return out

@@ -337,9 +337,9 @@ def wants_db_cluster(prob: Problem, dev: DeviceInfo) -> bool:
     from .kernels import schemes as S
     if prob.batch != 1 or prob.k > 2 * max(prob.m, prob.n) or prob.k < 128:
         return False
-    k2 = S.DB_CLUSTER_CONFIGS["k2"]
-    return (S.db_tiles(prob, k2) >= 32
-            and S.db_cluster_split(prob, k2, dev.sm_count, cluster_capacity(dev)) >= 2)
+    k4 = S.DB_CLUSTER_CONFIGS["k4"]
+    return (S.db_tiles(prob, k4) >= 32
+            and S.db_cluster_split(prob, k4, dev.sm_count, cluster_capacity(dev)) >= 2)
 
 
 # Per-SM rates of db_cluster's tiles at one block per SM, relative to the

@@ -558,6 +558,10 @@ SPLITK_CLUSTER = KernelSpec(
 # ---- rung 9's main loop split over K in a cluster (38_db_cluster.cu, sm_90) -------
 DB_CLUSTER_SIZES = tuple(range(1, 9))   # any cluster of up to 8 blocks is portable
 DB_KGROUPS = (1, 2, 4)
+# From this many k-groups on, a block's groups add their partial tiles in
+# parallel (38_db_cluster.cu's sg::db_parallel_combine; keep the two equal):
+# it decides the shared-memory layout below and a rule of db_cluster_rules.
+DB_PARALLEL_KGROUPS = 4
 
 
 def db_group_threads(p: TileParams) -> int:
@@ -580,7 +584,7 @@ def db_cluster_rules(p: TileParams) -> list[str]:
     need(p.split_k in DB_CLUSTER_SIZES,
          f"split_k={p.split_k} is the cluster size: one of {DB_CLUSTER_SIZES}", why)
     kg = p.threads // gt if gt > 0 else 1
-    need(kg < 4 or (p.TM * p.TN // 4) % kg == 0,
+    need(kg < DB_PARALLEL_KGROUPS or (p.TM * p.TN // 4) % kg == 0,
          f"{kg} k-groups must split a thread's {p.TM * p.TN // 4} float4s evenly "
          f"(the groups add their tiles in parallel)", why)
     need(p.threads <= 256 or p.TM * p.TN <= 32,
@@ -610,7 +614,7 @@ def db_cluster_smem(p: TileParams) -> int:
     tile4 = p.BM * p.BN // 4                                  # float4s in a tile
     cs, kg, gt = max(p.split_k, 1), db_kgroups(p), db_group_threads(p)
     bufs = kg * 2 * tile_bytes(p)
-    if kg >= 4:                                               # db_parallel_combine
+    if kg >= DB_PARALLEL_KGROUPS:
         share = -(-tile4 // (cs * p.threads)) * p.threads
         need = max(bufs, kg * tile4 * 16) + cs * share * 16
     else:
@@ -691,9 +695,10 @@ def db_cluster_split(prob: Problem, p: TileParams, sm_count: int = 132,
 
 def choose_db_cluster(prob: Problem, sm_count: int = 132, at_once=None) -> TileParams:
     """The "k4" tile (k2's 64x64 at BK = 8 in four k-groups) with as many
-    cluster blocks as one wave holds.  In clusters of 2 or more it is never
-    slower than k2 (session 7, kdepth-sweep-session7-*: fixed cost 2.76
-    against 2.73 us, 6.8 against 7.3 ns per thousand FMAs an SM)."""
+    cluster blocks as one wave holds.  Session 7: k2's fixed cost in clusters
+    of 2 (2.76 against 2.73 us) and a faster loop (6.8 against 7.3 ns per
+    thousand FMAs an SM; kdepth-sweep-session7-*); 512^3 9.93-9.99 against
+    10.37-10.46 us, 384^3 equal (small-graphs-k4-*)."""
     p = DB_CLUSTER_CONFIGS["k4"]
     return p.replace(split_k=max(1, db_cluster_split(prob, p, sm_count, at_once)))
 

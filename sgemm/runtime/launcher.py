@@ -52,11 +52,12 @@ def get_kernel(spec: KernelSpec, p: TileParams, ta: bool, tb: bool, aligned: boo
 _at_once: dict[tuple[int, int, str], int] = {}
 
 
-def clusters_at_once(dev: DeviceInfo, cs: int, config: str = "k2") -> int:
+def clusters_at_once(dev: DeviceInfo, cs: int, config: str = "k4") -> int:
     """How many clusters of cs db_cluster blocks (one block per SM: its
     shared-memory reservation, so any of its configs gives the same count)
     the device runs at once, from the driver (cuOccupancyMaxActiveClusters
-    on the named config's instantiation); cached."""
+    on the named config's instantiation); cached.  The default is the tile
+    rule c'' launches, so the query compiles nothing the launch would not."""
     key = (dev.id, cs, config)
     n = _at_once.get(key)
     if n is None:

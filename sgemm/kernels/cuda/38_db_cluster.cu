@@ -49,8 +49,8 @@ namespace sg {
 // groups) or group 0 adds the other's (two).  Session 7: the parallel sum cut
 // the fixed cost of four one-warp groups from 4.85 to 3.26 us, but with two
 // groups of 16x8 tiles it changed ptxas's schedule of the main loop and
-// 16384x64x4096 went 220 -> 247 us (suite-session7-*); schemes.py's
-// db_cluster_smem mirrors this choice.
+// 16384x64x4096 went 220 -> 247 us (suite-session7-*).  schemes.py's
+// DB_PARALLEL_KGROUPS holds the same threshold (shared memory, rules).
 __host__ __device__ constexpr bool db_parallel_combine(int kg) { return kg >= 4; }
 }  // namespace sg
 
@@ -116,6 +116,17 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, true,
                                      true, KG>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs, acc);
 
+    // Float4 `sub` (= it*TN + j) of the thread tile at (m0, n0) -- rows m0 +
+    // it*SA .. +3 of column n0 + (j/4)*SB + j%4 -- into C with alpha/beta.  A
+    // shifted block owns only rows >= mlo and columns >= nlo (rung 9's rule:
+    // the neighbour computes the overlap too and must be its only writer).
+    // `sub` keeps its caller's type: unsigned in the owner's loop (shifts).
+    auto store_sub = [&](int m0, int n0, auto sub, float4 v) {
+        const int it = (int)(sub / TN), j = (int)(sub % TN);
+        const int m = m0 + it * TT::SA, n = n0 + (j / 4) * TT::SB + j % 4;
+        if (n < N && n >= nlo)
+            sg::store4<ALIGNED, true>(C + (long long)n * ldc, m, M, v, alpha, beta, mlo);
+    };
     float4* slots = smem4 + SLOT0;
     const unsigned rank_off = rank * SHARE;
     if constexpr (!PAR) {
@@ -219,10 +230,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
                 v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;
             }
             if constexpr (CS == 1) {
-                const int sub = group + i * KG, it = sub / TN, j = sub % TN;
-                const int m = m0 + it * TT::SA, n = n0 + (j / 4) * TT::SB + j % 4;
-                if (n < N && n >= nlo)
-                    sg::store4<ALIGNED, true>(C + (long long)n * ldc, m, M, v, alpha, beta, mlo);
+                store_sub(m0, n0, group + i * KG, v);
             } else {
                 const int q = i * THREADS / SHARE;             // compile-time
                 const int off = e - q * SHARE;
@@ -239,9 +247,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
 
     // This block's share of the tile: its CS slots summed in the fixed order
     // (block 0, block 1, ...; each already the sum of its groups in group
-    // order), bit-identical run to run.  A shifted block owns only rows >=
-    // mlo and columns >= nlo (rung 9's rule: the neighbour computes the
-    // overlap too and must be its only writer).  Thread l sums the float4s
+    // order), bit-identical run to run.  Thread l sums the float4s
     // e = rank*SHARE + l + i*THREADS: all of owner thread e % GT's tile, sub-
     // tiles e / GT = g0 + i*KG.
     const int e_end = min(E, ((int)rank + 1) * SHARE) - (int)rank * SHARE;
@@ -256,9 +262,6 @@ sgemm_db_cluster(SGEMM_PARAMS) {
             const float4 u = slots[q * SHARE + l];
             s.x += u.x; s.y += u.y; s.z += u.z; s.w += u.w;
         }
-        const int it = (int)(g / TN), j = (int)(g % TN);
-        const int m = m0 + it * TT::SA, n = n0 + (j / 4) * TT::SB + j % 4;
-        if (n < N && n >= nlo)
-            sg::store4<ALIGNED, true>(C + (long long)n * ldc, m, M, s, alpha, beta, mlo);
+        store_sub(m0, n0, g, s);
     }
 }

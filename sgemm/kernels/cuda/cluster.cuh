@@ -11,8 +11,9 @@ __device__ __forceinline__ unsigned rank() {
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
     return r;
 }
-// All threads of all blocks of the cluster; release/acquire orders the parked
-// partial tiles (shared-memory stores) before the other blocks' remote loads.
+// All threads of all blocks of the cluster; release/acquire orders each
+// block's shared-memory stores (parked tiles, 36; stores pushed into other
+// blocks, 38) before the loads that follow the barrier anywhere in the cluster.
 // ptxas compiles the release to MEMBAR.ALL.GPU and the acquire to an L1
 // invalidate (CCTL.IVALL).  A transaction-barrier exchange without them
 // (st.async onto the owner's mbarrier) was tried in session 6: 0.15 us less
