@@ -120,8 +120,9 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     // it*SA .. +3 of column n0 + (j/4)*SB + j%4 -- into C with alpha/beta.  A
     // shifted block owns only rows >= mlo and columns >= nlo (rung 9's rule:
     // the neighbour computes the overlap too and must be its only writer).
-    // `sub` keeps its caller's type: unsigned in the owner's loop (shifts).
-    auto store_sub = [&](int m0, int n0, auto sub, float4 v) {
+    // `sub` is unsigned: shifts, no sign fix-ups.  (Not a generic lambda: the
+    // device's NVRTC takes its template call operator for a host function.)
+    auto store_sub = [&](int m0, int n0, unsigned sub, float4 v) {
         const int it = (int)(sub / TN), j = (int)(sub % TN);
         const int m = m0 + it * TT::SA, n = n0 + (j / 4) * TT::SB + j % 4;
         if (n < N && n >= nlo)
@@ -230,7 +231,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
                 v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;
             }
             if constexpr (CS == 1) {
-                store_sub(m0, n0, group + i * KG, v);
+                store_sub(m0, n0, (unsigned)(group + i * KG), v);
             } else {
                 const int q = i * THREADS / SHARE;             // compile-time
                 const int off = e - q * SHARE;
