@@ -31,6 +31,8 @@
 #             size, and what a cluster launch adds to rung 9's fixed cost
 #   ncufixed  ncu --set full (clocks as found) on scripts/cluster_cost.py --once:
 #             rung 9 direct against db_cluster at one k-tile, SASS-level
+#   ncusmall  ncu --set full on plan(kernel=$NCU_KERNEL) at $NCU_SHAPES (MxNxK ...),
+#             details and SASS-level source counters
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
 #             when the tune step ran)
 #   bundle    tar everything under $OUT into $OUT/bundle.tgz (put it last)
@@ -142,6 +144,21 @@ for step in "$@"; do
       gzip -c /tmp/ncu-fixed-source.csv > "$OUT/ncu-fixed-source.csv.gz"
       cp /tmp/fixed.ncu-rep "$OUT/ncu-fixed.ncu-rep"
       summary+=("ncufixed: $(grep -c 'Duration' "$OUT/ncu-fixed-details.csv") duration rows") ;;
+    ncusmall)
+      # ncu --set full (clocks as found) on `plan(kernel=$NCU_KERNEL)` (default
+      # db_cluster) at each MxNxK of $NCU_SHAPES: the details page and the
+      # SASS-level source counters (stall samples per instruction)
+      for mnk in ${NCU_SHAPES:-512x512x512 512x512x4096}; do
+        IFS=x read -r m n k <<< "$mnk"
+        ncu --clock-control none -k "regex:${NCU_REGEX:-sgemm_db_cluster}" --launch-skip 3 \
+          --launch-count 1 --set full --import-source no -f -o "/tmp/ncu-$mnk" \
+          python3 -m sgemm.bench.profile_target "${NCU_KERNEL:-db_cluster}" "$m" "$n" "$k" \
+          2>&1 | tail -3
+        ncu -i "/tmp/ncu-$mnk.ncu-rep" --page details --csv > "$OUT/ncu-$mnk-details.csv" 2>&1
+        ncu -i "/tmp/ncu-$mnk.ncu-rep" --page source --csv --print-source sass 2>&1 \
+          | gzip > "$OUT/ncu-$mnk-source.csv.gz"
+      done
+      summary+=("ncusmall: $(cat "$OUT"/ncu-*-details.csv | grep -c 'Duration') duration rows") ;;
     suite)
       # a second `suite` step in one call writes suite-repeat.* (run-to-run spread)
       name=suite; [[ -e "$OUT/suite.json" ]] && name=suite-repeat
