@@ -28,6 +28,10 @@ from ..errors import CompileError
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "cuda"
 CACHE_ENV = "SGEMM_CACHE_DIR"
 DEBUG_ENV = "SGEMM_DEBUG"      # "1": -lineinfo and a SASS dump next to the cubin
+# A/B experiments on the GPU without editing sources: "NAME=VALUE,NAME2" are
+# predefined for every kernel (part of the cache key).  Never set in
+# production; the kernels' defaults are the measured choices.
+DEFINES_ENV = "SGEMM_DEFINES"
 CACHE_FORMAT = 1
 
 
@@ -78,10 +82,23 @@ def sources_digest() -> str:
         return _digest
 
 
+def experiment_defines() -> tuple[tuple[str, str], ...]:
+    """$SGEMM_DEFINES as (name, value) pairs: "A=1,B" -> (("A", "1"), ("B", "1"))."""
+    out = []
+    for item in os.environ.get(DEFINES_ENV, "").split(","):
+        name, _, value = item.strip().partition("=")
+        if name:
+            if not re.fullmatch(r"[A-Za-z_]\w*", name):
+                raise CompileError(f"{DEFINES_ENV}: {name!r} is not a macro name", "")
+            out.append((name, value or "1"))
+    return tuple(out)
+
+
 def _options(arch: str, debug: bool, extra: tuple[str, ...]) -> tuple[str, ...]:
     opts = ["--std=c++17", f"--gpu-architecture={arch}", "-default-device"]
     if debug:
         opts.append("-lineinfo")
+    opts += [f"-D{n}={v}" for n, v in experiment_defines()]
     return tuple(opts) + tuple(extra)
 
 
@@ -203,8 +220,10 @@ def nvrtc_compile(source_file: str, name_expression: str, arch: str,
     debug = debug_enabled() if debug is None else debug
     path = KERNEL_DIR / source_file
     code = path.read_text()
+    defines = list(experiment_defines())
     opts = ProgramOptions(arch=arch, std="c++17", include_path=[str(KERNEL_DIR)],
-                          ptxas_options=["-v"], lineinfo=debug, name=source_file)
+                          ptxas_options=["-v"], lineinfo=debug, name=source_file,
+                          define_macro=defines or None)
     log = io.StringIO()
     try:
         prog = Program(code, "c++", options=opts)

@@ -95,8 +95,12 @@ __device__ __forceinline__ void kgroup_sync() {
 // cluster kernel, at one block per SM, passes true.  KG > 1 (38_db_cluster.cu):
 // the block holds KG k-groups of THREADS threads, each running this loop on
 // its own K range and shared memory, synchronized on its own barrier.
+// PIPE (unguarded tiles only; the cluster kernel): the fragments of k-step
+// p+1 are loaded while step p's FFMAs run, and the next k-tile is stored and
+// its barrier passed before the tile's last step, so that the next tile's
+// first fragments load under that step's FFMAs too (pipelined_ktiles).
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
-          bool TA, bool TB, bool ALIGNED, bool EDGE, bool ROOMY, int KG = 1>
+          bool TA, bool TB, bool ALIGNED, bool EDGE, bool ROOMY, int KG = 1, bool PIPE = false>
 __device__ __forceinline__ void double_buffer_accumulate(
         const float* __restrict__ A, long long lda, const float* __restrict__ B, long long ldb,
         int M, int N, int K, int bm0, int bn0, float (*As)[BK * (BM + 4)],
@@ -137,6 +141,45 @@ __device__ __forceinline__ void double_buffer_accumulate(
 
     const int a_off = wm0 + lm * 4, b_off = wn0 + ln * 4;
     int cur = 0;
+    if constexpr (PIPE && !EDGE) {
+        static_assert(BK % 2 == 0, "a k-tile's steps alternate the two fragment buffers");
+        static_assert(ALIGNED || ROOMY, "the next tile's loads are issued early");
+        constexpr int SA = TT::SA, SB = TT::SB;
+        // ncu at 512x512x4096 (k4 tile, session 8): 17% of the warps' stall
+        // samples were FFMAs waiting on their LDS (short scoreboard), the
+        // largest on the first FFMA of each k-tile, which had nothing to hide
+        // behind after the barrier.
+        float fa[2][TM], fb[2][TN];
+        load_frag<TM, TN, SA, SB, LDA, LDB>(As[0] + a_off, Bs[0] + b_off, 0, fa[0], fb[0]);
+        for (int k0 = 0; k0 < K; k0 += BK) {
+            const bool more = k0 + BK < K;
+            if (more) {
+                la.advance();
+                lb.advance();
+                load(K - k0 - BK);
+            }
+            const float* as = As[cur] + a_off;
+            const float* bs = Bs[cur] + b_off;
+#pragma unroll
+            for (int p = 0; p < BK; ++p) {
+                if (p + 1 < BK) {
+                    load_frag<TM, TN, SA, SB, LDA, LDB>(as, bs, p + 1, fa[(p + 1) % 2],
+                                                        fb[(p + 1) % 2]);
+                } else if (more) {
+                    // Buffer cur^1 was last read before the previous tile's
+                    // barrier; after this one, every thread's next tile is in it.
+                    la.store(As[cur ^ 1], tid);
+                    lb.store(Bs[cur ^ 1], tid);
+                    kgroup_sync<KG, THREADS>();
+                    load_frag<TM, TN, SA, SB, LDA, LDB>(As[cur ^ 1] + a_off, Bs[cur ^ 1] + b_off,
+                                                        0, fa[0], fb[0]);
+                }
+                ffma_step<TM, TN>(fa[p % 2], fb[p % 2], acc);
+            }
+            cur ^= 1;
+        }
+        return;
+    }
     // The next tile's loads fly during the FFMAs; scalar (unaligned) ones too
     // where registers allow (db_roomy): a thread holds the same R*BK/threads
     // values either way, and with one pointer per operand (TileMap) the scalar

@@ -54,6 +54,12 @@ namespace sg {
 __host__ __device__ constexpr bool db_parallel_combine(int kg) { return kg >= 4; }
 }  // namespace sg
 
+// The pipelined main loop (double_buffer_accumulate's PIPE) on unguarded
+// tiles.  SG_DB_PIPE=0 (SGEMM_DEFINES) brings back rung 9's loop for A/B runs.
+#ifndef SG_DB_PIPE
+#define SG_DB_PIPE 1
+#endif
+
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int CS,
           bool TA, bool TB, bool ALIGNED>
 __global__ void __cluster_dims__(1, 1, CS) __launch_bounds__(THREADS, 1)
@@ -111,7 +117,8 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     float acc[TM][TN];
     if (fast)
         sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, false,
-                                     true, KG>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs, acc);
+                                     true, KG, SG_DB_PIPE != 0>(A, lda, B, ldb, M, N, KL, bm0,
+                                                                bn0, As, Bs, acc);
     else
         sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, true,
                                      true, KG>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs, acc);
