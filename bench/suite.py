@@ -226,6 +226,10 @@ def host_overhead(cp, sgemm, n: int = 1000, size: int = 64) -> dict:
     l0 = p.launches[0]
     cases["launcher.launch (floor)"] = lambda: launcher.launch(l0.kernel, l0.grid, l0.block,
                                                                l0.smem, 0, l0.args)
+    # the same launch through cuLaunchKernelEx with its arguments packed once
+    # (what plans and the plan cache use unless SGEMM_LAUNCH=core)
+    prep = launcher.PreparedLaunch(l0.kernel, l0.grid, l0.block, l0.smem, l0.args)
+    cases["PreparedLaunch (floor)"] = lambda: prep(0)
     out = {}
     for name, f in cases.items():
         for _ in range(20):
@@ -268,6 +272,7 @@ def main(argv=None) -> int:
     import sgemm
     from sgemm import dispatch
     from sgemm.runtime import device as devmod
+    from sgemm.runtime import launcher
     from sgemm.runtime.compiler import nvrtc_version
     from sgemm.tune import read_shapes
 
@@ -280,6 +285,8 @@ def main(argv=None) -> int:
            "python": platform.python_version(), "cupy_tf32": os.environ.get("CUPY_TF32"),
            "tuned_tables": [str(t.path) for t in dispatch.load_tables(dev)],
            "tables_enabled": dispatch.tables_enabled(),
+           "launch_path": "driver" if launcher.DRIVER_LAUNCH else "cuda.core",
+           "defines": os.environ.get("SGEMM_DEFINES", ""),
            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
     print(json.dumps(env), flush=True)
     if args.precompile:

@@ -151,6 +151,11 @@ def _collapse(out_batch, strides_list) -> tuple[int, list[int]]:
 
 
 class Plan:
+    # execute()'s launches, prepared once for the launch list they were built
+    # from (autotune and the scripts may replace self.launches)
+    _prepared_for = None
+    _prepared: list = []
+
     def __init__(self, a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
                  kernel="auto", precision=None, stream=None, _ndims=(2,), _what="gemm"):
         alpha = V.scalar("alpha", alpha)
@@ -267,8 +272,18 @@ class Plan:
             s = current_stream(self._kind, self.device.id)
         if self.launches:
             devmod.make_current(self.device.id)
-            for l in self.launches:
-                launcher.launch(l.kernel, l.grid, l.block, l.smem, s, l.args)
+            if launcher.DRIVER_LAUNCH:
+                if self._prepared_for is not self.launches:   # built once per launch list
+                    self._prepared = [launcher.PreparedLaunch(l.kernel, l.grid, l.block,
+                                                              l.smem, l.args)
+                                      for l in self.launches]
+                    self._prepared_for = self.launches
+                h = launcher.stream_handle(s)
+                for p in self._prepared:
+                    p(h)
+            else:
+                for l in self.launches:
+                    launcher.launch(l.kernel, l.grid, l.block, l.smem, s, l.args)
         return self._result(s)
 
     def _result(self, stream):

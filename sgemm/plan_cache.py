@@ -43,14 +43,19 @@ _ndarray = None
 
 
 class _Entry:
-    __slots__ = ("device", "launches", "relocs", "has_ws", "keep")
+    __slots__ = ("device", "launches", "relocs", "has_ws", "keep", "prepared")
 
     def __init__(self, device, launches, relocs, has_ws, keep):
+        from .runtime import launcher
         self.device = device
         self.launches = launches      # [(kernel, grid, block, smem, args)]
         self.relocs = relocs          # per launch: [(arg index, operand 0/1/2, byte offset)]
         self.has_ws = has_ws
         self.keep = keep              # the plan's launches, while they own a workspace
+        # the same launches packed once for cuLaunchKernelEx (launcher.PreparedLaunch)
+        self.prepared = ([launcher.PreparedLaunch(k, g, b, sm, args, rel)
+                          for (k, g, b, sm, args), rel in zip(launches, relocs)]
+                         if launcher.DRIVER_LAUNCH else None)
 
 
 def enabled() -> bool:
@@ -157,6 +162,10 @@ def _run(e: _Entry, ptrs, s_handle) -> None:
     from .runtime import device as devmod
     from .runtime import launcher
     devmod.make_current(e.device)
+    if e.prepared is not None:
+        for p in e.prepared:
+            p(s_handle, ptrs)
+        return
     for (k, grid, block, smem, args), rel in zip(e.launches, e.relocs):
         if rel:
             args = list(args)

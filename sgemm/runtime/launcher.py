@@ -1,8 +1,14 @@
-"""Load compiled kernels and launch them with cuda.core on the caller's stream."""
+"""Load compiled kernels and launch them on the caller's stream.
+
+Kernels are loaded with cuda.core.  ``launch`` goes through cuda.core.launch;
+plans and the plan cache, which launch the same arguments again and again,
+pack them once into a PreparedLaunch and call cuLaunchKernelEx directly
+(SGEMM_LAUNCH=core sends them through cuda.core too)."""
 from __future__ import annotations
 
 import threading
 
+from ..errors import DeviceError
 from ..kernels.params import TileParams
 from ..kernels.spec import KernelSpec
 from ..problem import Problem
@@ -113,6 +119,90 @@ def stream_handle(stream) -> int:
             return int(getattr(stream, attr))
     raise TypeError(f"stream={stream!r} is not a CUDA stream (int handle, CuPy or "
                     "PyTorch stream, or an object with __cuda_stream__)")
+
+
+def driver_launch_enabled() -> bool:
+    """Plans and the plan cache launch through PreparedLaunch
+    (cuLaunchKernelEx) unless SGEMM_LAUNCH=core, which sends them through
+    cuda.core.launch like every other launch (A/B runs)."""
+    import os
+    return os.environ.get("SGEMM_LAUNCH", "driver") != "core"
+
+
+DRIVER_LAUNCH = driver_launch_enabled()     # read once; tests may patch it
+
+
+def pack_args(args) -> "np.ndarray":
+    """Kernel arguments as one 8-byte slot each (uint64, little-endian), the
+    layout cuLaunchKernelEx's void** points into: a Python int is a 64-bit
+    value (pointer, long long; negative ones in two's complement), a NumPy
+    scalar its own bytes at the start of its slot (int32, float32)."""
+    import numpy as np
+    slots = np.zeros(len(args), dtype=np.uint64)
+    raw = slots.view(np.uint8)
+    for i, x in enumerate(args):
+        if type(x) is int:
+            slots[i] = x & 0xFFFF_FFFF_FFFF_FFFF
+        elif isinstance(x, np.generic) and x.dtype.itemsize <= 8 and x.dtype.kind in "iuf":
+            b = np.frombuffer(x.tobytes(), dtype=np.uint8)
+            raw[8 * i: 8 * i + b.size] = b
+        else:
+            raise TypeError(f"kernel argument {i} ({x!r}): an int or a NumPy int/float scalar")
+    return slots
+
+
+class PreparedLaunch:
+    """One launch whose configuration and arguments are built once.
+
+    ``__call__(stream_handle, ptrs)`` writes the pointer arguments that move
+    (``relocs``: (argument index, operand, byte offset) with ptrs[operand] the
+    operand's new address) into the packed slots and calls cuLaunchKernelEx
+    with them: no per-call conversion of 14 Python arguments and of the launch
+    configuration, which is most of cuda.core.launch's host time (session 8,
+    `host-launch-*`).  A lock keeps two threads from interleaving the slot
+    writes and the launch (the driver copies the arguments at the call)."""
+
+    __slots__ = ("kernel", "grid", "block", "smem", "args", "relocs", "_slots", "_params",
+                 "_cfg", "_func", "_streams", "_lock", "_params_addr")
+
+    def __init__(self, kernel, grid, block, smem, args, relocs=()):
+        import numpy as np
+        from cuda.bindings import driver
+        self.kernel, self.grid, self.block, self.smem = kernel, grid, block, smem
+        self.args, self.relocs = tuple(args), tuple(relocs)
+        self._slots = pack_args(self.args)
+        base = self._slots.ctypes.data
+        self._params = np.array([base + 8 * i for i in range(len(self.args))], dtype=np.uint64)
+        self._params_addr = int(self._params.ctypes.data)   # void**; both arrays live in self
+        cfg = driver.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = (int(g) for g in grid)
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = int(block), 1, 1
+        cfg.sharedMemBytes = int(smem)
+        if id(kernel) in _pdl:
+            attr = driver.CUlaunchAttribute()
+            attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            attr.value.programmaticStreamSerializationAllowed = 1
+            cfg.attrs = [attr]
+            cfg.numAttrs = 1
+        self._cfg = cfg
+        self._func = kernel.handle
+        self._streams = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, stream_handle: int, ptrs=None) -> None:
+        from cuda.bindings import driver
+        s = self._streams.get(stream_handle)
+        if s is None:
+            s = self._streams[stream_handle] = driver.CUstream(stream_handle)
+        with self._lock:
+            if ptrs is not None:
+                slots = self._slots
+                for i, op, off in self.relocs:
+                    slots[i] = ptrs[op] + off
+            self._cfg.hStream = s
+            (err,) = driver.cuLaunchKernelEx(self._cfg, self._func, self._params_addr, 0)
+        if int(err) != 0:
+            raise DeviceError(f"cuLaunchKernelEx failed for {self.kernel!r}: {err}")
 
 
 def launch(kernel, grid: tuple[int, int, int], block: int, smem: int, stream, args) -> None:
