@@ -8,8 +8,8 @@ from sgemm.runtime import launcher
 
 def test_pack_args_puts_each_argument_in_its_own_slot():
     slots = launcher.pack_args((np.int32(-3), np.float32(1.5), 2**40 + 8, -1, np.int64(7)))
-    assert slots.dtype == np.uint64 and slots.size == 5
-    raw = slots.view(np.uint8).reshape(5, 8)
+    assert slots.itemsize == 8 and len(slots) == 5
+    raw = np.frombuffer(slots, dtype=np.uint8).reshape(5, 8)
     assert raw[0, :4].view(np.int32)[0] == -3 and not raw[0, 4:].any()
     assert raw[1, :4].view(np.float32)[0] == 1.5 and not raw[1, 4:].any()
     assert int(slots[2]) == 2**40 + 8
@@ -40,13 +40,14 @@ def test_prepared_launch_builds_its_configuration_once(pdl):
         p = launcher.PreparedLaunch(k, (3, 2, 1), 256, 1024, args, relocs=((4, 0, 16),))
     finally:
         launcher._pdl.discard(id(k))
-    cfg = p._cfg
+    cfg = p.config(0)
+    assert p.config(0) is cfg                  # built once per stream
     assert (cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ) == (3, 2, 1)
     assert (cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ) == (256, 1, 1)
     assert cfg.sharedMemBytes == 1024
     assert cfg.numAttrs == (1 if pdl else 0)
     # the void** array points at the packed slots, one per argument, in order
-    base = p._slots.ctypes.data
-    assert [int(x) for x in p._params] == [base + 8 * i for i in range(len(args))]
-    assert p._params_addr == p._params.ctypes.data
-    assert int(p._slots[4]) == 2**36 and int(p._slots[5]) == 64
+    base = p._slots.buffer_info()[0]
+    assert list(p._params) == [base + 8 * i for i in range(len(args))]
+    assert p._params_addr == p._params.buffer_info()[0]
+    assert p._slots[4] == 2**36 and p._slots[5] == 64

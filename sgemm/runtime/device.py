@@ -115,12 +115,17 @@ def info(device_id: int = 0) -> DeviceInfo:
 _current: list[int] = [-1]
 
 
+_get_ctx: list = []         # driver.cuCtxGetCurrent, once imported (a per-call cost)
+
+
 def make_current(device_id: int) -> None:
     """Make the device's primary context current (the one CuPy and PyTorch use)."""
     if _current[0] == device_id:
-        from cuda.bindings import driver
-        err, ctx = driver.cuCtxGetCurrent()
-        if int(err) == 0 and int(ctx) == _primary_ctx(device_id):
+        if not _get_ctx:
+            from cuda.bindings import driver
+            _get_ctx.append(driver.cuCtxGetCurrent)
+        err, ctx = _get_ctx[0]()
+        if not int(err) and int(ctx) == _primary_ctx(device_id):
             return
     from cuda.core import Device
     Device(device_id).set_current()

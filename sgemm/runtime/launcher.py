@@ -6,6 +6,7 @@ pack them once into a PreparedLaunch and call cuLaunchKernelEx directly
 (SGEMM_LAUNCH=core sends them through cuda.core too)."""
 from __future__ import annotations
 
+import array
 import threading
 
 from ..errors import DeviceError
@@ -132,77 +133,95 @@ def driver_launch_enabled() -> bool:
 DRIVER_LAUNCH = driver_launch_enabled()     # read once; tests may patch it
 
 
-def pack_args(args) -> "np.ndarray":
-    """Kernel arguments as one 8-byte slot each (uint64, little-endian), the
-    layout cuLaunchKernelEx's void** points into: a Python int is a 64-bit
-    value (pointer, long long; negative ones in two's complement), a NumPy
-    scalar its own bytes at the start of its slot (int32, float32)."""
+def pack_args(args) -> array.array:
+    """Kernel arguments as one 8-byte slot each (array of uint64, native
+    little-endian), the layout cuLaunchKernelEx's void** points into: a Python
+    int is a 64-bit value (pointer, long long; negative ones in two's
+    complement), a NumPy int/float scalar its own bytes at the start of its
+    slot (int32, float32)."""
     import numpy as np
-    slots = np.zeros(len(args), dtype=np.uint64)
-    raw = slots.view(np.uint8)
+    slots = array.array("Q", bytes(8 * len(args)))
     for i, x in enumerate(args):
         if type(x) is int:
             slots[i] = x & 0xFFFF_FFFF_FFFF_FFFF
         elif isinstance(x, np.generic) and x.dtype.itemsize <= 8 and x.dtype.kind in "iuf":
-            b = np.frombuffer(x.tobytes(), dtype=np.uint8)
-            raw[8 * i: 8 * i + b.size] = b
+            slots[i] = int.from_bytes(x.tobytes().ljust(8, b"\0"), "little")
         else:
             raise TypeError(f"kernel argument {i} ({x!r}): an int or a NumPy int/float scalar")
     return slots
+
+
+_driver = None
+
+
+def _cuda_driver():
+    global _driver
+    if _driver is None:
+        from cuda.bindings import driver
+        _driver = driver
+    return _driver
 
 
 class PreparedLaunch:
     """One launch whose configuration and arguments are built once.
 
     ``__call__(stream_handle, ptrs)`` writes the pointer arguments that move
-    (``relocs``: (argument index, operand, byte offset) with ptrs[operand] the
-    operand's new address) into the packed slots and calls cuLaunchKernelEx
-    with them: no per-call conversion of 14 Python arguments and of the launch
-    configuration, which is most of cuda.core.launch's host time (session 8,
-    `host-launch-*`).  A lock keeps two threads from interleaving the slot
-    writes and the launch (the driver copies the arguments at the call)."""
+    (``relocs``: (argument index, operand, byte offset), with ptrs[operand]
+    the operand's new address) into the packed slots and calls
+    cuLaunchKernelEx with them: no per-call conversion of 14 Python arguments
+    and of the launch configuration, which cuda.core.launch does on every call
+    (session 8, `bench/suite.py`'s host rows: 7.0 against 9.1 us a launch on
+    the same host).  A lock keeps two threads from interleaving the slot
+    writes and the launch (the driver copies the arguments during the call)."""
 
     __slots__ = ("kernel", "grid", "block", "smem", "args", "relocs", "_slots", "_params",
-                 "_cfg", "_func", "_streams", "_lock", "_params_addr")
+                 "_params_addr", "_pdl", "_func", "_cfgs", "_lock")
 
     def __init__(self, kernel, grid, block, smem, args, relocs=()):
-        import numpy as np
-        from cuda.bindings import driver
-        self.kernel, self.grid, self.block, self.smem = kernel, grid, block, smem
+        self.kernel, self.grid, self.block, self.smem = kernel, tuple(grid), int(block), int(smem)
         self.args, self.relocs = tuple(args), tuple(relocs)
         self._slots = pack_args(self.args)
-        base = self._slots.ctypes.data
-        self._params = np.array([base + 8 * i for i in range(len(self.args))], dtype=np.uint64)
-        self._params_addr = int(self._params.ctypes.data)   # void**; both arrays live in self
-        cfg = driver.CUlaunchConfig()
-        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = (int(g) for g in grid)
-        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = int(block), 1, 1
-        cfg.sharedMemBytes = int(smem)
-        if id(kernel) in _pdl:
-            attr = driver.CUlaunchAttribute()
-            attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-            attr.value.programmaticStreamSerializationAllowed = 1
-            cfg.attrs = [attr]
-            cfg.numAttrs = 1
-        self._cfg = cfg
+        base = self._slots.buffer_info()[0]
+        # void**: one address per slot; both arrays live (unmoved) in self
+        self._params = array.array("Q", [base + 8 * i for i in range(len(self.args))])
+        self._params_addr = self._params.buffer_info()[0]
+        self._pdl = id(kernel) in _pdl
         self._func = kernel.handle
-        self._streams = {}
+        self._cfgs = {}          # stream handle -> CUlaunchConfig
         self._lock = threading.Lock()
 
+    def config(self, stream_handle: int):
+        """The launch configuration on one stream (built once per stream)."""
+        cfg = self._cfgs.get(stream_handle)
+        if cfg is None:
+            driver = _cuda_driver()
+            cfg = driver.CUlaunchConfig()
+            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = (int(g) for g in self.grid)
+            cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = self.block, 1, 1
+            cfg.sharedMemBytes = self.smem
+            cfg.hStream = driver.CUstream(stream_handle)
+            if self._pdl:
+                attr = driver.CUlaunchAttribute()
+                attr.id = (driver.CUlaunchAttributeID
+                           .CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+                attr.value.programmaticStreamSerializationAllowed = 1
+                cfg.attrs = [attr]
+                cfg.numAttrs = 1
+            if len(self._cfgs) >= 64:      # many short-lived streams: start over
+                self._cfgs.clear()
+            self._cfgs[stream_handle] = cfg
+        return cfg
+
     def __call__(self, stream_handle: int, ptrs=None) -> None:
-        from cuda.bindings import driver
-        s = self._streams.get(stream_handle)
-        if s is None:
-            s = self._streams[stream_handle] = driver.CUstream(stream_handle)
+        cfg = self._cfgs.get(stream_handle) or self.config(stream_handle)
         with self._lock:
             if ptrs is not None:
                 slots = self._slots
                 for i, op, off in self.relocs:
                     slots[i] = ptrs[op] + off
-            self._cfg.hStream = s
-            (err,) = driver.cuLaunchKernelEx(self._cfg, self._func, self._params_addr, 0)
-        if int(err) != 0:
-            raise DeviceError(f"cuLaunchKernelEx failed for {self.kernel!r}: {err}")
+            (err,) = _driver.cuLaunchKernelEx(cfg, self._func, self._params_addr, 0)
+        if int(err):
+            raise DeviceError(f"cuLaunchKernelEx failed for {self.kernel!r}: {err!r}")
 
 
 def launch(kernel, grid: tuple[int, int, int], block: int, smem: int, stream, args) -> None:
