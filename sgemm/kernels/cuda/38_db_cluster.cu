@@ -55,10 +55,19 @@ __host__ __device__ constexpr bool db_parallel_combine(int kg) { return kg >= 4;
 }  // namespace sg
 
 // The pipelined main loop (double_buffer_accumulate's PIPE) on unguarded
-// tiles.  SG_DB_PIPE=0 (SGEMM_DEFINES) brings back rung 9's loop for A/B runs.
+// tiles of up to 64 accumulators a thread.  Session 8 (H200, graphs): 512^3
+// with "k4" 9.96 -> 9.84 us, fixed cost 2.77 -> 2.55 us (small-graphs- and
+// kdepth-sweep-session8-pipe*).  The 16x8 tiles ("wide", "tall") went to 246
+// and 255 registers with it, and 16384x64x4096 from 217 to 228-230 us
+// (cuBLAS ~198 in each run: suite-session8-*), so they keep rung 9's loop.
+// SG_DB_PIPE=0 (SGEMM_DEFINES) turns it off everywhere, for A/B runs.
 #ifndef SG_DB_PIPE
 #define SG_DB_PIPE 1
 #endif
+namespace sg {
+template <int TM, int TN>
+__host__ __device__ constexpr bool db_pipelined() { return SG_DB_PIPE != 0 && TM * TN <= 64; }
+}  // namespace sg
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int CS,
           bool TA, bool TB, bool ALIGNED>
@@ -117,7 +126,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     float acc[TM][TN];
     if (fast)
         sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, false,
-                                     true, KG, SG_DB_PIPE != 0>(A, lda, B, ldb, M, N, KL, bm0,
+                                     true, KG, sg::db_pipelined<TM, TN>()>(A, lda, B, ldb, M, N, KL, bm0,
                                                                 bn0, As, Bs, acc);
     else
         sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, true,
