@@ -64,9 +64,6 @@ __host__ __device__ constexpr bool db_parallel_combine(int kg) { return kg >= 4;
 #ifndef SG_DB_PIPE
 #define SG_DB_PIPE 1
 #endif
-#ifndef SG_DB_OWNREG
-#define SG_DB_OWNREG 1
-#endif
 namespace sg {
 template <int TM, int TN>
 __host__ __device__ constexpr bool db_pipelined() { return SG_DB_PIPE != 0 && TM * TN <= 64; }
@@ -227,73 +224,37 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         // gtid's tile, sub-tile e / GT = group + i*KG -- and stores them (a
         // cluster of one block) or pushes them to their owner.
         __syncthreads();           // every group is done with its k-tile buffers
-        // OWN (session 8): a group does not park the sub-tiles it adds itself
-        // (s % KG == group); it takes them from its registers, a quarter less
-        // shared-memory traffic for four groups.
-        constexpr bool OWN = SG_DB_OWNREG != 0;
 #pragma unroll
         for (int it = 0; it < TM / 4; ++it)
 #pragma unroll
             for (int j = 0; j < TN; ++j)
-                if (!OWN || (it * TN + j) % KG != group)
-                    smem4[group * E + (it * TN + j) * GT + gtid] =
-                        make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
-                                    acc[4 * it + 3][j]);
+                smem4[group * E + (it * TN + j) * GT + gtid] =
+                    make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
+                                acc[4 * it + 3][j]);
         __syncthreads();
         const TT tt(gtid);
         const int m0 = bm0 + tt.a_off, n0 = bn0 + tt.b_off;
         if constexpr (CS > 1)
             cl::wait();            // every block of the cluster has started
         const unsigned own_addr = cl::saddr(slots + rank_off);
-        // The sum of float4 e = i*THREADS + t (sub-tile group + i*KG) goes out
-        // as soon as it is added: stored (a cluster of one block) or pushed to
-        // its owner (session 8: adding all first, then pushing, cost ~0.2 us).
-        auto emit = [&](int i, float4 v) {
+#pragma unroll
+        for (int i = 0; i < PER; ++i) {
+            const int e = i * THREADS + (int)threadIdx.x;
+            float4 v = smem4[e];
+#pragma unroll
+            for (int g = 1; g < KG; ++g) {
+                const float4 u = smem4[g * E + e];
+                v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;
+            }
             if constexpr (CS == 1) {
                 store_sub(m0, n0, (unsigned)(group + i * KG), v);
             } else {
                 const int q = i * THREADS / SHARE;             // compile-time
-                const int off = i * THREADS + (int)threadIdx.x - q * SHARE;
+                const int off = e - q * SHARE;
                 if (q == (int)rank)
                     slots[rank_off + off] = v;
                 else
                     cl::st4(cl::remote(own_addr + 16u * off, q), v);
-            }
-        };
-        if constexpr (OWN) {
-            // the group's own sub-tile first, then the others in group order
-            // (a fixed order per element: bit-identical run to run); G is a
-            // compile-time copy of `group`, so acc is indexed statically
-#pragma unroll
-            for (int G = 0; G < KG; ++G) {
-                if (group != G)
-                    continue;
-#pragma unroll
-                for (int i = 0; i < PER; ++i) {
-                    const int sub = i * KG + G, it = sub / TN, j = sub % TN;
-                    float4 v = make_float4(acc[4 * it][j], acc[4 * it + 1][j],
-                                           acc[4 * it + 2][j], acc[4 * it + 3][j]);
-#pragma unroll
-                    for (int g = 0; g < KG; ++g) {
-                        if (g == G)
-                            continue;
-                        const float4 u = smem4[g * E + sub * GT + gtid];
-                        v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;
-                    }
-                    emit(i, v);
-                }
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < PER; ++i) {
-                const int e = i * THREADS + (int)threadIdx.x;
-                float4 v = smem4[e];
-#pragma unroll
-                for (int g = 1; g < KG; ++g) {
-                    const float4 u = smem4[g * E + e];
-                    v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;
-                }
-                emit(i, v);
             }
         }
         if constexpr (CS == 1)
