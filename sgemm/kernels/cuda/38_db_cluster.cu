@@ -31,12 +31,15 @@
 // unaligned loads are prefetched early as in rung 9's roomy configs.
 // Slice depth kc = ceil(K / (CS * KG * BK)) * BK: whole k-tiles, a multiple
 // of 4 (ALIGNED survives the offset); slices past K are empty and add zeros.
-// Measured (H200, CUDA graphs, PDL on; bench/results/suite-session7-final-
-// h200-2026-11-22.json): 384^3 6.28 us ("k4": 64x64 of 8x8 at BK = 8, 3
-// blocks x 4 groups) against cuBLAS 9.46; 512^3 9.92 us (2 x 4) against
-// 12.82.  Fixed cost per launch (kdepth-sweep-session6/7-*): 1.49 us at a
-// cluster of one block (rung 9 direct 1.34), 2.73 for k2 and 2.76 for k4 in
-// clusters of 2; a cluster launch itself adds nothing (cluster-cost-*).  The
+// Tiles of up to 64 accumulators a thread run double_buffer_accumulate's
+// pipelined loop (PIPE: fragments one k-step ahead, also across k-tiles;
+// session 8).  Measured (H200, CUDA graphs, PDL on; bench/results/suite-
+// session8-final-h200-2026-11-22.json): 384^3 6.19 us ("k4": 64x64 of 8x8
+// at BK = 8, 3 blocks x 4 groups) against cuBLAS 9.42; 512^3 9.85 us (2 x 4)
+// against 12.88.  Fixed cost per launch (kdepth-sweep-session6/7/8-*): 1.49
+// us at a cluster of one block (rung 9 direct 1.34), 2.73 for k2 in clusters
+// of 2, 2.77 for k4 before the pipelined loop and 2.55 with it; a cluster
+// launch itself adds nothing (cluster-cost-*).  The
 // owner's index arithmetic was ~0.6 us of it before session 6 hoisted it
 // (ncu: ~500 instructions per warp at one warp per scheduler).  16x8 thread
 // tiles ("tall"/"wide", two groups, clusters of 2): 16384x64x4096 0.92-0.96x
