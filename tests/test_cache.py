@@ -90,3 +90,14 @@ def test_compile_error_carries_log(cache):
 def test_cache_dir_env(monkeypatch, tmp_path):
     monkeypatch.setenv("SGEMM_CACHE_DIR", str(tmp_path / "x"))
     assert compiler.cache_dir() == tmp_path / "x"
+
+
+def test_experiment_defines_are_parsed_and_keyed(monkeypatch):
+    monkeypatch.delenv(compiler.DEFINES_ENV, raising=False)
+    plain = compiler.cache_key("x.cu", "k<1>", "sm_90a")
+    monkeypatch.setenv(compiler.DEFINES_ENV, "SG_A=0, SG_B")
+    assert compiler.experiment_defines() == (("SG_A", "0"), ("SG_B", "1"))
+    assert compiler.cache_key("x.cu", "k<1>", "sm_90a") != plain   # never a stale cubin
+    monkeypatch.setenv(compiler.DEFINES_ENV, "1BAD=2")
+    with pytest.raises(compiler.CompileError, match="SGEMM_DEFINES"):
+        compiler.experiment_defines()
