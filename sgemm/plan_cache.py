@@ -30,6 +30,11 @@ import threading
 
 import numpy as np
 
+# plan.py imports these at import time already; here they save the per-call
+# import statements of the hit path
+from .runtime import device as devmod
+from .runtime import launcher
+
 MAX_ENTRIES = 512
 _PTR_MIN = 1 << 32          # addresses below this are not told apart from sizes
 _F32 = np.dtype(np.float32)
@@ -46,7 +51,6 @@ class _Entry:
     __slots__ = ("device", "launches", "relocs", "has_ws", "keep", "prepared")
 
     def __init__(self, device, launches, relocs, has_ws, keep):
-        from .runtime import launcher
         self.device = device
         self.launches = launches      # [(kernel, grid, block, smem, args)]
         self.relocs = relocs          # per launch: [(arg index, operand 0/1/2, byte offset)]
@@ -132,7 +136,7 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     if stream is None:
         s_handle = cp.cuda.get_current_stream().ptr
     else:
-        s_handle = _launcher().stream_handle(stream)
+        s_handle = launcher.stream_handle(stream)
     shape_key = (ash, ast, bsh, bst, osh, ost, dev,
                  (pa & 15) | (pb & 15) << 4 | (pc & 15) << 8, float(alpha), float(beta),
                  trans_a, trans_b, kernel, precision, c is None)
@@ -158,19 +162,8 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     return out
 
 
-_mods: list = []
-
-
-def _launcher():
-    if not _mods:
-        from .runtime import device, launcher
-        _mods[:] = [launcher, device]
-    return _mods[0]
-
-
 def _run(e: _Entry, ptrs, s_handle) -> None:
-    launcher = _launcher()
-    _mods[1].make_current(e.device)
+    devmod.make_current(e.device)
     if e.prepared is not None:
         for p in e.prepared:
             p(s_handle, ptrs)

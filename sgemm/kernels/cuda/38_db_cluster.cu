@@ -37,8 +37,9 @@
 // session8-final-h200-2026-11-22.json): 384^3 6.19 us ("k4": 64x64 of 8x8
 // at BK = 8, 3 blocks x 4 groups) against cuBLAS 9.42; 512^3 9.85 us (2 x 4)
 // against 12.88.  Fixed cost per launch (kdepth-sweep-session6/7/8-*): 1.49
-// us at a cluster of one block (rung 9 direct 1.34), 2.73 for k2 in clusters
-// of 2, 2.77 for k4 before the pipelined loop and 2.55 with it; a cluster
+// us at a cluster of one block (rung 9 direct 1.34); in clusters of 2, before
+// the pipelined loop, 2.73 for k2 and 2.77 for k4, and 2.55 for k4 with it
+// (k2 not re-measured); a cluster
 // launch itself adds nothing (cluster-cost-*).  The
 // owner's index arithmetic was ~0.6 us of it before session 6 hoisted it
 // (ncu: ~500 instructions per warp at one warp per scheduler).  16x8 thread
