@@ -32,7 +32,22 @@ DEBUG_ENV = "SGEMM_DEBUG"      # "1": -lineinfo and a SASS dump next to the cubi
 # predefined for every kernel (part of the cache key).  Never set in
 # production; the kernels' defaults are the measured choices.
 DEFINES_ENV = "SGEMM_DEFINES"
-CACHE_FORMAT = 1
+# 2: entries hold the least-local-memory draw of ptxas (see LOCAL_MEMORY_DRAWS);
+# a format-1 entry may hold a spilling draw, kept for good.
+CACHE_FORMAT = 2
+# ptxas (run inside NVRTC) is not a function of its input alone: in a process
+# that has compiled before, the same PTX now and then comes back with another
+# register allocation.  A kernel at its register cap (launch bounds) then
+# spills: sgemm_conflict_free<128, 128, 8, 8, 8, false, true, true> for sm_90a,
+# 128 registers under __launch_bounds__(256, 2), came back with an 8-byte stack
+# frame and 4 or 8 bytes of spill stores/loads in 2 of about 250 repeated
+# compiles in one process (a different cubin; none in 120 first compiles of
+# fresh processes).  The disk cache keeps whatever draw it gets for good, and the
+# CI compile check failed on it about one run in two.  So a compile whose ptxas
+# report shows local memory (spills or a stack frame) is drawn again, up to this
+# many times in all, and the draw with the least local memory is kept: a kernel
+# that really spills costs two extra compiles once, on a cache miss.
+LOCAL_MEMORY_DRAWS = 3
 
 
 def cache_dir() -> Path:
@@ -224,16 +239,30 @@ def nvrtc_compile(source_file: str, name_expression: str, arch: str,
     opts = ProgramOptions(arch=arch, std="c++17", include_path=[str(KERNEL_DIR)],
                           ptxas_options=["-v"], lineinfo=debug, name=source_file,
                           define_macro=defines or None)
-    log = io.StringIO()
-    try:
-        prog = Program(code, "c++", options=opts)
-        obj = prog.compile("cubin", name_expressions=(name_expression,), logs=log)
-    except Exception as e:  # cuda.core raises its own error types; keep the log
-        raise CompileError(f"NVRTC failed to compile {name_expression} from "
-                           f"{source_file} for {arch}", log.getvalue() or str(e)) from None
     key = cache_key(source_file, name_expression, arch, extra, debug)
-    return Compiled(key, bytes(obj.code), dict(obj.symbol_mapping), log.getvalue(), arch,
-                    name_expression)
+    best, best_cost = None, None
+    for _ in range(LOCAL_MEMORY_DRAWS):
+        log = io.StringIO()
+        try:
+            prog = Program(code, "c++", options=opts)
+            obj = prog.compile("cubin", name_expressions=(name_expression,), logs=log)
+        except Exception as e:  # cuda.core raises its own error types; keep the log
+            raise CompileError(f"NVRTC failed to compile {name_expression} from "
+                               f"{source_file} for {arch}", log.getvalue() or str(e)) from None
+        c = Compiled(key, bytes(obj.code), dict(obj.symbol_mapping), log.getvalue(), arch,
+                     name_expression)
+        cost = _local_memory(c)
+        if best is None or cost < best_cost:
+            best, best_cost = c, cost
+        if cost == (0, 0):
+            break
+    return best
+
+
+def _local_memory(c: Compiled) -> tuple[int, int]:
+    """(spill bytes, stack bytes) of a ptxas report; (0, 0) is the goal."""
+    r = c.resources()
+    return ((r["spill_stores"] or 0) + (r["spill_loads"] or 0), r["stack"] or 0)
 
 
 def compile_kernel(source_file: str, name_expression: str, arch: str,

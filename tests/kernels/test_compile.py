@@ -6,14 +6,32 @@ import pytest
 
 from sgemm.kernels.registry import KERNELS
 from sgemm.kernels.utility import UTILITY
+from sgemm.runtime import compiler
 from sgemm.runtime.compiler import compile_kernel
 
 SPECS = list(KERNELS.values()) + UTILITY
 CASES = [(s, arch) for s in SPECS for arch in s.archs]
 
 
+@pytest.fixture(scope="module")
+def compiled(request):
+    """Compile each instantiation the selected tests check once, on every
+    core (sgemm.tune.compile_all: spawned processes), into the session's disk
+    kernel cache (tests/conftest.py); the tests then read ptxas's reports from
+    it, as a user's process reads its cache."""
+    from sgemm.tune import compile_all
+    items = set()
+    for item in request.session.items:
+        cs = getattr(item, "callspec", None)
+        if getattr(item, "originalname", None) == "test_compiles_without_spills" and cs:
+            spec, arch = cs.params["spec"], cs.params["arch"]
+            items.update((spec.source, spec.name_expression(p, ta, tb, al), arch)
+                         for _, p, ta, tb, al in spec.instantiations())
+    compile_all(sorted(items))
+
+
 @pytest.mark.parametrize("spec,arch", CASES, ids=[f"{s.name}-{a}" for s, a in CASES])
-def test_compiles_without_spills(spec, arch):
+def test_compiles_without_spills(spec, arch, compiled):
     for cname, p, ta, tb, al in spec.instantiations():
         assert not spec.can_implement(p), (cname, spec.can_implement(p))
         expr = spec.name_expression(p, ta, tb, al)
@@ -48,3 +66,34 @@ def test_registry_consistent():
                                            "kernels", "cuda", s.source)), s.source
         for f in s.template_fields:
             assert f in s.configs[next(iter(s.configs))].as_dict(), (s.name, f)
+
+
+class _Program:
+    """cuda.core.Program stand-in: ptxas reports from a script, one per compile."""
+    reports: list = []
+
+    def __init__(self, *a, **k):
+        pass
+
+    def compile(self, target, name_expressions=(), logs=None):
+        stack, spill = self.reports.pop(0)
+        logs.write(f"ptxas info    : Compiling entry function '_Z1kv' for 'sm_90a'\n"
+                   f"ptxas         .     {stack} bytes stack frame, {spill} bytes spill stores, "
+                   f"{spill} bytes spill loads\nptxas info    : Used 128 registers\n")
+        return type("Obj", (), {"code": bytes([stack, spill]), "symbol_mapping": {}})()
+
+
+@pytest.mark.parametrize("draws,kept", [([(0, 0)], (0, 0)),
+                                        ([(8, 4), (0, 0)], (0, 0)),
+                                        ([(8, 8), (8, 4), (16, 8)], (8, 4))])
+def test_a_draw_with_local_memory_is_compiled_again(monkeypatch, draws, kept):
+    """ptxas sometimes allocates the same PTX differently in a process that
+    has compiled before (compiler.LOCAL_MEMORY_DRAWS): a draw that spills is
+    compiled again and the one with the least local memory kept."""
+    import cuda.core
+    monkeypatch.setattr(cuda.core, "Program", _Program)
+    monkeypatch.setattr(_Program, "reports", list(draws))
+    c = compiler.nvrtc_compile("01_naive.cu", "sgemm_naive<8, 8, false, false>", "sm_90a")
+    assert tuple(c.cubin) == kept and not _Program.reports
+    r = c.resources()
+    assert (r["stack"], r["spill_stores"]) == kept
