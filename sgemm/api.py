@@ -1,5 +1,7 @@
-"""The one-call functions.  Each builds a Plan (all checks, layout and kernel
-choice happen there, before any launch) and executes it once."""
+"""The one-call functions.  Each goes through the plan cache (plan_cache.py),
+whose first call of a shape, and every unusual call, builds a Plan (all
+checks, layout and kernel choice happen there, before any launch) and
+executes it once; later calls relaunch the stored launches."""
 from __future__ import annotations
 
 from . import plan_cache
@@ -44,9 +46,9 @@ def gemm_batched(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=Fa
                  kernel="auto", precision=None, stream=None):
     """Strided-batched gemm on 3-D arrays (batch, rows, cols), one launch for
     the whole batch.  A batch extent of 1 in a or b is broadcast."""
-    return Plan(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
-                kernel=kernel, precision=precision, stream=stream, _ndims=(3,),
-                _what="gemm_batched").execute()
+    return plan_cache.gemm_batched(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a,
+                                   trans_b=trans_b, kernel=kernel, precision=precision,
+                                   stream=stream)
 
 
 def matmul(a, b, *, kernel="auto", precision=None, stream=None):
@@ -54,6 +56,15 @@ def matmul(a, b, *, kernel="auto", precision=None, stream=None):
     the added dimension removed from the result), stacked batch dimensions
     broadcast.  The batch runs in one launch where the operands' batch strides
     allow it, otherwise in one launch per non-collapsible outer index."""
+    args = (a, b, kernel, precision, stream)
+    if not plan_cache.plain(kernel, precision):
+        return _matmul_uncached(*args)[1]
+    return plan_cache.call("matmul", (a, b), (kernel, precision), stream, _matmul_uncached,
+                           args)
+
+
+def _matmul_uncached(a, b, kernel, precision, stream):
+    """matmul's full path: (plan, result)."""
     A, B = describe(a, "a"), describe(b, "b")
     if A.ndim == 0 or B.ndim == 0:
         raise ArgumentError("matmul: a and b must have at least 1 dimension "
@@ -61,12 +72,13 @@ def matmul(a, b, *, kernel="auto", precision=None, stream=None):
     a2 = a[None, :] if A.ndim == 1 else a
     b2 = b[:, None] if B.ndim == 1 else b
     nd = max(A.ndim, B.ndim, 2)
-    out = Plan(a2, b2, None, kernel=kernel, precision=precision, stream=stream,
-               _ndims=tuple(range(2, nd + 1)), _what="matmul").execute()
+    p = Plan(a2, b2, None, kernel=kernel, precision=precision, stream=stream,
+             _ndims=tuple(range(2, nd + 1)), _what="matmul")
+    out = p.execute()
     if A.ndim == 1 and B.ndim == 1:
-        return out[..., 0, 0]
+        return p, out[..., 0, 0]
     if A.ndim == 1:
-        return out[..., 0, :]
+        return p, out[..., 0, :]
     if B.ndim == 1:
-        return out[..., :, 0]
-    return out
+        return p, out[..., :, 0]
+    return p, out

@@ -219,6 +219,9 @@ class Plan:
             C = describe(out, "c")
         self._out = C.obj
         self._kind = kind
+        # device-side operands, output last: holds NumPy inputs' GPU copies for
+        # as long as the launches point into them; the plan cache relocates from them
+        self._operands = (A, B, C)
 
         problems = self._problems(A, B, C, ta, tb, alpha, beta, out_batch)
         self.problems = problems

@@ -1,31 +1,52 @@
-"""A small plan cache for the one-call API: repeated ``gemm`` calls on the
-same shapes skip validation, layout, dispatch and launch building.
+"""The plan cache behind every one-call entry point: a repeated call on the
+same shapes skips validation, layout, dispatch and launch building.
 
     from sgemm import plan_cache
     c = plan_cache.gemm(a, b, c, alpha=..., beta=...)   # same contract as sgemm.gemm
 
-Wiring (api.py): have ``api.gemm`` return ``plan_cache.gemm(...)`` with the
-same arguments; it falls back to ``Plan(...).execute()`` for everything it
-does not cache.
+One mechanism serves ``gemm``, ``gemm_batched``, ``matmul`` (api.py) and
+``blas.sgemm``.  Each entry point hands ``call`` its operands (a, b[, c]), a
+tuple of its other arguments (``extra``: scalars, flags, kernel, precision,
+the BLAS sizes...) and its uncached implementation, which returns
+``(plan, result)``; ``plan`` is a Plan, or anything with its ``launches``,
+``device`` and ``_operands`` (the device-side operand descriptions, output
+last).
 
-What is cached: 2-D float32 CuPy operands on the current device, flags and
-scalars of plain Python/NumPy types (anything else takes the ordinary path,
-which also raises the ordinary errors).  The key is everything a Plan's
-launches depend on except the operands' addresses: shapes, strides, address
-alignment (mod 16), alpha, beta, flags, kernel, precision, device, and
-whether a C was passed.  Launch arguments are stored with their pointer
-slots recorded as (operand, offset) and relocated to the new addresses on a
-hit, so a loop that allocates fresh arrays each call still hits.  Entries
-whose operands' address ranges overlap when built, or whose addresses are too
-low to be told from sizes, are keyed by address instead.  On a hit the only
-check left is that C does not overlap A or B (a range test); everything else
-is implied by the key.  Plans with a workspace (split-K) include the stream
-in the key: a workspace must not be shared by two streams.  FIFO eviction
-at ``MAX_ENTRIES``; ``clear()`` empties it; ``SGEMM_PLAN_CACHE=0`` turns it off.
+What is cached: float32 operands that are all CuPy arrays, all PyTorch CUDA
+tensors (``torch.Tensor`` itself, strided) or all NumPy arrays (copied to
+GPU 0 per call; the GPU plan is cached and the result copied back), with
+non-negative strides and no zero extent, and arguments of plain types.
+Anything else, and every first call, takes the uncached path, which raises
+the ordinary errors; only calls that completed are stored, so a key that hits
+implies every check the uncached path made.
+
+The key is everything the launches depend on except the operands'
+addresses: entry point, array kind, device, shapes, strides, address
+alignment (mod 16), ``extra``, and whether an output was passed.  Launch
+arguments are stored with their pointer slots as (operand, byte offset) and
+relocated to the new addresses on a hit, so a loop that allocates fresh
+arrays each call still hits.  A pointer belongs to an operand when it lies
+in the operand's byte span (its whole N-D extent; for ``blas.sgemm`` the
+part its leading dimension addresses).  When a and b overlap (``x @ x``)
+every pointer into them is taken relative to a, and their distance is part
+of the key.  An output allocated by the call is allocated on a hit with the
+stored shape; its alignment, and that of NumPy inputs' GPU copies, is
+checked against the entry's (a mismatch takes the uncached path).
+
+On a hit the only checks left are what the key cannot imply: the operands
+share a device (and it is the current CuPy device for CuPy and NumPy), and
+an output passed in does not overlap a or b (a range test).  Plans with a
+workspace (split-K) include the stream in the key: a workspace must not be
+shared by two streams.  Entries whose output overlapped an input, or whose
+addresses are too low to be told from sizes, are keyed by address (only
+when no operand is allocated or copied by the call, which would never hit).
+FIFO eviction at ``MAX_ENTRIES``; ``clear()`` empties it;
+``SGEMM_PLAN_CACHE=0`` turns it off.
 """
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 import numpy as np
@@ -39,23 +60,38 @@ MAX_ENTRIES = 512
 _PTR_MIN = 1 << 32          # addresses below this are not told apart from sizes
 _F32 = np.dtype(np.float32)
 _SCALARS = (int, float, np.float32, np.float64, np.int32, np.int64)
+_NP = np.ndarray
+NUMPY, CUPY, TORCH = 0, 1, 2  # array kinds, as they appear in keys
 
 _lock = threading.Lock()
 _entries: dict = {}
 stats = {"hits": 0, "misses": 0, "bypass": 0}
-_cp = None                   # the cupy module, once imported
-_ndarray = None
+
+# Modules and the attributes the hit path uses, bound once: a module
+# attribute lookup per call is cheap, an import statement is not.
+_cp = None                   # the cupy module once imported; False: not installed
+_ndarray = None              # cupy.ndarray
+_getdev = None               # cupy.cuda.runtime.getDevice
+_cur_stream = None           # cupy.cuda.get_current_stream
+_TT = None                   # torch.Tensor once torch is imported by the caller
+_T32 = _TSTRIDED = _tcur = _tempty = None
+_tdevs: dict = {}            # device id -> torch.device
+_Plan = None                 # plan.Plan, bound at the first miss: importing plan.py from
+                             # here at import time would make a cycle once plan.py uses the cache
 
 
 class _Entry:
-    __slots__ = ("device", "launches", "relocs", "has_ws", "keep", "prepared")
+    __slots__ = ("device", "launches", "relocs", "has_ws", "keep", "prepared",
+                 "out_shape", "align")
 
-    def __init__(self, device, launches, relocs, has_ws, keep):
+    def __init__(self, device, launches, relocs, has_ws, keep, out_shape, align):
         self.device = device
         self.launches = launches      # [(kernel, grid, block, smem, args)]
         self.relocs = relocs          # per launch: [(arg index, operand 0/1/2, byte offset)]
         self.has_ws = has_ws
         self.keep = keep              # the plan's launches, while they own a workspace
+        self.out_shape = out_shape    # shape of the output the call allocates (None: passed in)
+        self.align = align            # the three device pointers mod 16, 4 bits each
         # the same launches packed once for cuLaunchKernelEx (launcher.PreparedLaunch)
         self.prepared = ([launcher.PreparedLaunch(k, g, b, sm, args, rel)
                           for (k, g, b, sm, args), rel in zip(launches, relocs)]
@@ -79,7 +115,7 @@ def clear() -> None:
 
 
 def _cupy():
-    global _cp, _ndarray
+    global _cp, _ndarray, _getdev, _cur_stream
     if _cp is None:
         try:
             import cupy
@@ -87,79 +123,193 @@ def _cupy():
             _cp, _ndarray = False, ()
             return False
         _cp, _ndarray = cupy, cupy.ndarray
+        _getdev, _cur_stream = cupy.cuda.runtime.getDevice, cupy.cuda.get_current_stream
     return _cp
 
 
-def _slow(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream):
-    from .plan import Plan
+def _torch():
+    """Bind torch's names once the caller has imported torch (never import it
+    here: a CuPy-only program must not pay for it)."""
+    global _TT, _T32, _TSTRIDED, _tcur, _tempty
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "Tensor"):
+        return False
+    _T32, _TSTRIDED = torch.float32, torch.strided
+    _tcur, _tempty = torch.cuda.current_stream, torch.empty
+    _TT = torch.Tensor
+    return True
+
+
+def plain(kernel, precision) -> bool:
+    """kernel= and precision= of types the key can hold (anything else takes
+    the uncached path, which names the bad value)."""
+    return ((kernel is None or type(kernel) is str or type(kernel) is int)
+            and (precision is None or type(precision) is str))
+
+
+# -- operands: (ptr, shape, strides, device, end of span), read once --------------
+def _read_cupy(x):
+    if x.dtype is not _F32:
+        return None
+    d = x.data
+    ptr, sh, st = d.ptr, x.shape, x.strides
+    last = 0
+    for n, s in zip(sh, st):
+        if n == 0 or s < 0:
+            return None
+        last += (n - 1) * s
+    return ptr, sh, st, d.device_id, ptr + last + 4
+
+
+def _read_torch(x):
+    if x.dtype is not _T32 or x.layout is not _TSTRIDED:
+        return None
+    dev = x.get_device()
+    if dev < 0:                                     # a CPU tensor: the uncached path says so
+        return None
+    ptr, sh, st = x.data_ptr(), x.shape, x.stride()   # strides in elements
+    last = 0
+    for n, s in zip(sh, st):
+        if n == 0 or s < 0:
+            return None
+        last += (n - 1) * s
+    return ptr, sh, st, dev, ptr + 4 * last + 4
+
+
+def _read_numpy(x):
+    if x.dtype is not _F32:
+        return None
+    ptr, sh, st = x.ctypes.data, x.shape, x.strides
+    last = 0
+    for n, s in zip(sh, st):
+        if n == 0 or s < 0:
+            return None
+        last += (n - 1) * s
+    return ptr, sh, st, 0, ptr + last + 4
+
+
+def _bypass(slow, args):
     stats["bypass"] += 1
-    return Plan(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
-                kernel=kernel, precision=precision, stream=stream).execute()
+    return slow(*args)[1]
 
 
-def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
-         kernel="auto", precision=None, stream=None):
-    """``sgemm.gemm`` with a plan cache (same arguments, same result)."""
-    # The hit path is host time on every small call (issue 5 keeps it under
-    # cupy.matmul's): each CuPy shape/strides read builds a tuple, so each is
-    # read once, and the spans are computed inline.
+def call(tag, xs, extra, stream, slow, args, ext=None):
+    """One cached call of an entry point.
+
+    tag: the entry point (part of the key).  xs: its operands, (a, b) or
+    (a, b, c) with c the output passed in.  extra: a hashable tuple of every
+    other argument the launches depend on.  slow(*args): the uncached entry
+    point, returning (plan or None, result); it runs on a miss (and the
+    result is stored) and on anything this path does not handle.  ext:
+    optional per-operand byte extents that replace the spans the shapes
+    imply (blas.sgemm: what the leading dimension addresses)."""
+    if not _ON:
+        return _bypass(slow, args)
     cp = _cp if _cp is not None else _cupy()
-    if not (_ON and cp and type(a) is _ndarray and type(b) is _ndarray
-            and (c is None or type(c) is _ndarray) and a.ndim == 2 and b.ndim == 2
-            and a.dtype is _F32 and b.dtype is _F32 and type(alpha) in _SCALARS
-            and type(beta) in _SCALARS and type(trans_a) is bool and type(trans_b) is bool
-            and (type(kernel) is str or type(kernel) is int)):
-        return _slow(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream)
-    da, db = a.data, b.data
-    dev = da.device_id
-    if db.device_id != dev or cp.cuda.runtime.getDevice() != dev:
-        return _slow(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream)
-    ash, ast, bsh, bst = a.shape, a.strides, b.shape, b.strides
-    if c is None:
-        if beta != 0:
-            return _slow(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream)
-        out = _ndarray((ash[1] if trans_a else ash[0], bsh[0] if trans_b else bsh[1]), _F32)
+    t = type(xs[0])
+    if t is _ndarray:
+        kind, read = CUPY, _read_cupy
+    elif t is _NP and cp:
+        kind, read = NUMPY, _read_numpy
+    elif t is _TT or (_TT is None and _torch() and t is _TT):
+        kind, read = TORCH, _read_torch
     else:
-        if c.ndim != 2 or c.dtype is not _F32 or c.data.device_id != dev:
-            return _slow(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream)
-        out = c
-    osh, ost = out.shape, out.strides
-    # byte ranges [lo, hi) of the three operands; empty ones or negative
-    # strides take the ordinary path
-    if (0 in ash or 0 in bsh or 0 in osh
-            or ast[0] < 0 or ast[1] < 0 or bst[0] < 0 or bst[1] < 0 or ost[0] < 0 or ost[1] < 0):
-        return _slow(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream)
-    pa, pb, pc = da.ptr, db.ptr, out.data.ptr
-    sa = (pa, pa + (ash[0] - 1) * ast[0] + (ash[1] - 1) * ast[1] + 4)
-    sb = (pb, pb + (bsh[0] - 1) * bst[0] + (bsh[1] - 1) * bst[1] + 4)
-    sc = (pc, pc + (osh[0] - 1) * ost[0] + (osh[1] - 1) * ost[1] + 4)
-    if stream is None:
-        s_handle = cp.cuda.get_current_stream().ptr
+        return _bypass(slow, args)
+    has_c = len(xs) == 3
+    ra = read(xs[0]) if type(xs[1]) is t else None
+    rb = read(xs[1]) if ra is not None else None
+    if rb is None:
+        return _bypass(slow, args)
+    pa, sha, sta, dev, ha = ra
+    pb, shb, stb, devb, hb = rb
+    if ext is not None:
+        ha, hb = pa + ext[0], pb + ext[1]
+    if has_c:
+        c = xs[2]
+        rc = read(c) if type(c) is t else None
+        if rc is None:
+            return _bypass(slow, args)
+        pc, shc, stc, devc, hc = rc
+        if ext is not None:
+            hc = pc + ext[2]
+        # the output must not overlap a or b: the uncached path raises (or,
+        # for blas.sgemm with A and B unread, computes) what this would be
+        if (devc != dev or pc < ha and pa < hc or pc < hb and pb < hc
+                or kind == NUMPY and not c.flags.writeable):
+            return _bypass(slow, args)
     else:
-        s_handle = launcher.stream_handle(stream)
-    shape_key = (ash, ast, bsh, bst, osh, ost, dev,
-                 (pa & 15) | (pb & 15) << 4 | (pc & 15) << 8, float(alpha), float(beta),
-                 trans_a, trans_b, kernel, precision, c is None)
-    e = _entries.get(shape_key)
+        pc = shc = stc = None
+    if devb != dev:
+        return _bypass(slow, args)
+    if kind == TORCH:
+        s = _tcur(dev).cuda_stream if stream is None else None
+    elif _getdev() != dev:          # CuPy allocates and streams on the current device
+        return _bypass(slow, args)
+    else:
+        s = _cur_stream().ptr if stream is None else None
+    if s is None:
+        try:
+            s = launcher.stream_handle(stream)
+        except Exception:           # the uncached path raises it in its own order
+            return _bypass(slow, args)
+    if kind == NUMPY:               # the GPU copies' alignment is checked on a hit
+        bits, alias = 0, None
+    else:
+        bits = (pa & 15) | (pb & 15) << 4 | ((pc & 15) << 8 if has_c else 0)
+        alias = pb - pa if pa < hb and pb < ha else None
+    key = (tag, kind, dev, bits, alias, extra, sha, sta, shb, stb, shc, stc)
+
+    e = _entries.get(key)
     if e is not None and e.has_ws:
-        e = _entries.get((shape_key, s_handle))
-    ptrs = (pa, pb, pc)
+        e = _entries.get((key, s))
+    if e is None and has_c and kind != NUMPY:
+        e = _entries.get((key, (pa, pb, pc), s))
     if e is None:
-        e = _entries.get((shape_key, ptrs, s_handle))
-    # c must not overlap a or b (their address ranges may have changed)
-    if e is not None and (pc < sa[1] and pa < sc[1] or pc < sb[1] and pb < sc[1]):
-        e = None
-    if e is None:
-        from .plan import Plan
         stats["misses"] += 1
-        p = Plan(a, b, out, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
-                 kernel=kernel, precision=precision, stream=stream)
-        _store(shape_key, ptrs, s_handle, p, (sa, sb, sc))
-        p.execute(s_handle)
-        return out
+        p, res = slow(*args)
+        if p is not None:
+            _store(key, s, p, res, kind, has_c, alias, ext)
+        return res
+    if kind == NUMPY:
+        r = _hit_numpy(e, xs, s)
+        return r if r is not None else _bypass(slow, args)
+    if not has_c:
+        shape = e.out_shape
+        out = (_ndarray(shape, _F32) if kind == CUPY else
+               _tempty(shape, dtype=_T32, device=_tdevs.get(dev) or _tdev(dev)))
+        pc = out.data.ptr if kind == CUPY else out.data_ptr()
+        if (bits | (pc & 15) << 8) != e.align:
+            return _bypass(slow, args)
+    else:
+        out = xs[2]
     stats["hits"] += 1
-    _run(e, ptrs, s_handle)
+    _run(e, (pa, pb, pc), s)
     return out
+
+
+def _tdev(dev):
+    import torch
+    d = _tdevs[dev] = torch.device("cuda", dev)
+    return d
+
+
+def _hit_numpy(e, xs, s):
+    """NumPy operands: copy to GPU 0, launch, copy the result back (the
+    uncached path's steps, without its validation and dispatch).  None when
+    the copies are aligned unlike the entry's operands."""
+    g = [_cp.asarray(x) for x in xs]
+    out = g[2] if len(g) == 3 else _ndarray(e.out_shape, _F32)
+    ptrs = (g[0].data.ptr, g[1].data.ptr, out.data.ptr)
+    if (ptrs[0] & 15) | (ptrs[1] & 15) << 4 | (ptrs[2] & 15) << 8 != e.align:
+        return None
+    stats["hits"] += 1
+    _run(e, ptrs, s)
+    launcher.as_stream(s).sync()
+    host = out.get()
+    if len(xs) == 3:
+        xs[2][...] = host
+        return xs[2]
+    return host
 
 
 def _run(e: _Entry, ptrs, s_handle) -> None:
@@ -176,10 +326,49 @@ def _run(e: _Entry, ptrs, s_handle) -> None:
         launcher.launch(k, grid, block, smem, s_handle, args)
 
 
-def _store(shape_key, ptrs, s_handle, plan, spans) -> None:
-    overlap = any(spans[i][0] < spans[j][1] and spans[j][0] < spans[i][1]
-                  for i in range(3) for j in range(i + 1, 3))
-    relocatable = not overlap and min(s[0] for s in spans) >= _PTR_MIN
+def _span(d, ext):
+    """[lo, hi) bytes of a device-side operand description."""
+    if ext is not None:
+        return d.ptr, d.ptr + ext
+    return d.byte_span()
+
+
+def _layout_matches(desc, shape) -> bool:
+    """The result the caller got has the layout of the plan's C-order output
+    (the same extents, less some of extent 1: matmul's 1-D results)."""
+    acc, st = 1, []
+    for n in reversed(desc.shape):
+        st.append(acc)
+        acc *= n
+    return (tuple(desc.strides) == tuple(reversed(st))
+            and [n for n in desc.shape if n != 1] == [n for n in shape if n != 1])
+
+
+def _store(key, s_handle, plan, res, kind, has_c, alias, ext) -> None:
+    ops = plan._operands
+    if len(ops) != 3 or ops[2] is None:
+        return
+    ptrs = tuple(d.ptr for d in ops)
+    spans = [_span(d, None if ext is None else ext[i]) for i, d in enumerate(ops)]
+    out_shape = None
+    if not has_c:
+        out_shape = tuple(res.shape)
+        if not _layout_matches(ops[2], out_shape):
+            return
+    ab = spans[0][0] < spans[1][1] and spans[1][0] < spans[0][1]
+    if ab != (alias is not None):          # not the operands the key was made from
+        return
+    c_overlap = any(spans[2][0] < spans[j][1] and spans[j][0] < spans[2][1] for j in (0, 1))
+    relocatable = not c_overlap and min(sp[0] for sp in spans) >= _PTR_MIN
+    if not relocatable and (not has_c or kind == NUMPY):
+        return                              # keyed by address it would never hit
+    # with a and b overlapping, every pointer into either is relative to a
+    owners = [(spans[2], 2, ptrs[2])]
+    if ab:
+        owners.append(((min(spans[0][0], spans[1][0]), max(spans[0][1], spans[1][1])),
+                       0, ptrs[0]))
+    else:
+        owners += [(spans[0], 0, ptrs[0]), (spans[1], 1, ptrs[1])]
     launches, relocs, has_ws = [], [], False
     for l in plan.launches:
         if getattr(l, "workspace", None) is not None:
@@ -188,23 +377,72 @@ def _store(shape_key, ptrs, s_handle, plan, spans) -> None:
         if relocatable:
             for i, x in enumerate(l.args):
                 if type(x) is int:
-                    for op, (lo, hi) in enumerate(spans):
+                    for (lo, hi), op, base in owners:
                         if lo <= x < hi:        # a pointer into operand op
-                            rel.append((i, op, x - ptrs[op]))
+                            rel.append((i, op, x - base))
                             break
         relocs.append(rel)
         launches.append((l.kernel, l.grid, l.block, l.smem, tuple(l.args)))
-    e = _Entry(plan.device.id, launches, relocs, has_ws, plan.launches if has_ws else None)
+    align = (ptrs[0] & 15) | (ptrs[1] & 15) << 4 | (ptrs[2] & 15) << 8
+    e = _Entry(plan.device.id, launches, relocs, has_ws, plan.launches if has_ws else None,
+               out_shape, align)
     if not relocatable:
-        key = (shape_key, ptrs, s_handle)
+        k = (key, ptrs, s_handle)
     elif has_ws:
-        key = (shape_key, s_handle)
+        k = (key, s_handle)
     else:
-        key = shape_key
+        k = key
     with _lock:
         if len(_entries) >= MAX_ENTRIES:
-            for k in list(_entries)[: MAX_ENTRIES // 4]:      # FIFO: drop the oldest
-                del _entries[k]
-        _entries[key] = e
+            for old in list(_entries)[: MAX_ENTRIES // 4]:      # FIFO: drop the oldest
+                del _entries[old]
+        _entries[k] = e
         if relocatable and has_ws:
-            _entries.setdefault(shape_key, e)   # marker: look up again with the stream
+            _entries.setdefault(key, e)   # marker: look up again with the stream
+
+
+# -- gemm --------------------------------------------------------------------------
+def _plan_cls():
+    global _Plan
+    if _Plan is None:
+        from .plan import Plan
+        _Plan = Plan
+    return _Plan
+
+
+def gemm_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream,
+                  ndims=(2,), what="gemm"):
+    """The full path: validate, lay out, dispatch, launch; (plan, result)."""
+    p = _plan_cls()(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
+                    kernel=kernel, precision=precision, stream=stream, _ndims=ndims,
+                    _what=what)
+    return p, p.execute()
+
+
+def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
+         kernel="auto", precision=None, stream=None):
+    """``sgemm.gemm`` with a plan cache (same arguments, same result)."""
+    args = (a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream)
+    if not (type(alpha) in _SCALARS and type(beta) in _SCALARS and type(trans_a) is bool
+            and type(trans_b) is bool and plain(kernel, precision)):
+        return _bypass(gemm_uncached, args)
+    return call("gemm", (a, b) if c is None else (a, b, c),
+                (float(alpha), float(beta), trans_a, trans_b, kernel, precision),
+                stream, gemm_uncached, args)
+
+
+def _batched_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream):
+    return gemm_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream,
+                         (3,), "gemm_batched")
+
+
+def gemm_batched(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
+                 kernel="auto", precision=None, stream=None):
+    """``sgemm.gemm_batched`` with a plan cache (same arguments, same result)."""
+    args = (a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream)
+    if not (type(alpha) in _SCALARS and type(beta) in _SCALARS and type(trans_a) is bool
+            and type(trans_b) is bool and plain(kernel, precision)):
+        return _bypass(_batched_uncached, args)
+    return call("gemm_batched", (a, b) if c is None else (a, b, c),
+                (float(alpha), float(beta), trans_a, trans_b, kernel, precision),
+                stream, _batched_uncached, args)

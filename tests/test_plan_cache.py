@@ -1,0 +1,614 @@
+"""The plan cache on a CPU: keys, relocation, overlap checks and the routing
+of every entry point, with CuPy, PyTorch and the GPU faked in host memory.
+
+The fake keeps the real front end (Plan's checks and layout, blas.sgemm's
+checks) and replaces what needs a GPU: ``prepare`` returns launches of a
+host "kernel" that computes the canonical problem through its pointers
+(two launches per problem, the second one pointing into the middle of B and
+C, as a grid split does), and the launcher runs them.  A relocated launch
+that still pointed at the first call's arrays would compute the wrong
+result, so every result is compared with a float64 reference.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib
+import itertools
+import sys
+import types
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import sgemm
+from sgemm import api, blas, plan_cache
+from sgemm.errors import ArgumentError
+from sgemm.runtime import device as devmod
+from sgemm.runtime import launcher
+
+plan_mod = importlib.import_module("sgemm.plan")   # sgemm.plan is also a function
+
+F32 = np.float32
+_state = {"device": 0, "stream": 0}
+_keep: list = []            # fake device memory stays alive for the whole test
+
+
+# -- fake device memory ------------------------------------------------------------
+def _alloc(shape, align_off=0):
+    """A float32 C-order host array whose address is 64-aligned plus align_off bytes."""
+    n = int(np.prod(shape)) if shape else 1
+    raw = np.zeros(4 * n + 128, np.uint8)
+    _keep.append(raw)
+    start = (-raw.ctypes.data) % 64 + align_off
+    return raw[start:start + 4 * n].view(F32).reshape(shape)
+
+
+class _Mem:
+    __slots__ = ("ptr", "device_id")
+
+    def __init__(self, ptr, dev):
+        self.ptr, self.device_id = ptr, dev
+
+
+class FakeCupyArray:
+    """The few ndarray attributes the library reads (no NumPy subclass: the
+    library must take it for a CUDA array, not a host one)."""
+
+    def __init__(self, shape, dtype=F32, *, _a=None, _dev=None):
+        self._a = _alloc(tuple(shape)) if _a is None else _a
+        self._dev = _state["device"] if _dev is None else _dev
+        self.data = _Mem(self._a.ctypes.data, self._dev)
+
+    dtype = property(lambda self: self._a.dtype)
+    shape = property(lambda self: self._a.shape)
+    strides = property(lambda self: self._a.strides)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    T = property(lambda self: FakeCupyArray(None, _a=self._a.T, _dev=self._dev))
+    device = property(lambda self: types.SimpleNamespace(id=self._dev))
+
+    @property
+    def __cuda_array_interface__(self):
+        a = self._a
+        return {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
+                "strides": a.strides, "version": 3}
+
+    def __getitem__(self, idx):
+        return FakeCupyArray(None, _a=self._a[idx], _dev=self._dev)
+
+    def get(self):
+        return np.array(self._a, copy=True)
+
+    def ravel(self):
+        return FakeCupyArray(None, _a=self._a.reshape(-1), _dev=self._dev)
+
+
+FakeCupyArray.__module__ = "cupy"
+
+
+def cparr(x, align_off=0):
+    x = np.asarray(x, F32)
+    a = _alloc(x.shape, align_off)
+    a[...] = x
+    return FakeCupyArray(None, _a=a)
+
+
+class _Device:
+    def __init__(self, i):
+        self.id = int(i)
+
+    def __enter__(self):
+        self._prev = _state["device"]
+        _state["device"] = self.id
+
+    def __exit__(self, *exc):
+        _state["device"] = self._prev
+
+
+def _fake_cupy():
+    cp = types.ModuleType("cupy")
+    cp.ndarray = FakeCupyArray
+    cp.asarray = lambda x: x if isinstance(x, FakeCupyArray) else cparr(x)
+    cp.empty = lambda shape, dtype=F32: FakeCupyArray(shape)
+    cp.cuda = types.SimpleNamespace(
+        Device=_Device,
+        runtime=types.SimpleNamespace(getDevice=lambda: _state["device"]),
+        get_current_stream=lambda: types.SimpleNamespace(ptr=_state["stream"]))
+    return cp
+
+
+class FakeTensor:
+    def __init__(self, a, dev=0):
+        self._a, self._dev = a, dev
+
+    dtype = property(lambda self: _torch_mod.float32 if self._a.dtype == F32 else self._a.dtype)
+    layout = property(lambda self: _torch_mod.strided)
+    shape = property(lambda self: tuple(self._a.shape))
+    is_cuda = True
+    device = property(lambda self: types.SimpleNamespace(index=self._dev, type="cuda"))
+
+    def get_device(self):
+        return self._dev
+
+    def data_ptr(self):
+        return self._a.ctypes.data
+
+    def stride(self):
+        return tuple(s // 4 for s in self._a.strides)
+
+    def __getitem__(self, idx):
+        return FakeTensor(self._a[idx], self._dev)
+
+    def numpy(self):
+        return np.array(self._a, copy=True)
+
+
+FakeTensor.__module__ = "torch"
+
+
+def tarr(x):
+    x = np.asarray(x, F32)
+    a = _alloc(x.shape)
+    a[...] = x
+    return FakeTensor(a)
+
+
+_torch_mod = types.ModuleType("torch")
+_torch_mod.Tensor = FakeTensor
+_torch_mod.float32 = object()
+_torch_mod.strided = object()
+_torch_mod.empty = lambda shape, dtype=None, device=None: FakeTensor(
+    _alloc(tuple(shape)), getattr(device, "index", 0) or 0)
+_torch_mod.device = lambda kind, i=0: types.SimpleNamespace(type=kind, index=i)
+_torch_mod.cuda = types.SimpleNamespace(
+    current_stream=lambda dev=None: types.SimpleNamespace(cuda_stream=1000 + _state["stream"]))
+
+
+# -- the fake GPU: a host kernel on the canonical problem ------------------------------
+def _view(ptr, shape, estrides):
+    count = sum((n - 1) * s for n, s in zip(shape, estrides)) + 1
+    buf = np.ctypeslib.as_array((ctypes.c_float * count).from_address(ptr))
+    return np.lib.stride_tricks.as_strided(buf, shape, tuple(4 * s for s in estrides))
+
+
+def host_kernel(m, n, k, ta, tb, a, lda, b, ldb, c, ldc, alpha, beta, batch, sa, sb, sc):
+    """C = alpha op(A) op(B) + beta C, column-major, as common.cuh defines it."""
+    for z in range(batch):
+        A = _view(a + 4 * z * sa, (m, k), (lda, 1) if ta else (1, lda)).astype(np.float64)
+        B = _view(b + 4 * z * sb, (k, n), (ldb, 1) if tb else (1, ldb)).astype(np.float64)
+        C = _view(c + 4 * z * sc, (m, n), (1, ldc))
+        r = float(alpha) * (A @ B)
+        if float(beta) != 0.0:
+            r = r + float(beta) * C.astype(np.float64)
+        C[...] = r.astype(F32)
+
+
+@dataclass(frozen=True)
+class FakeLaunch:
+    kernel: object
+    grid: tuple
+    block: int
+    smem: int
+    args: tuple
+    role: str = "gemm"
+    workspace: object = None
+
+
+calls = {"prepare": 0, "launch": 0, "streams": []}
+WORKSPACE = [False]
+
+
+def fake_prepare(problems, dev, kernel="auto", precision=None):
+    calls["prepare"] += 1
+    out = []
+    ws = object() if WORKSPACE[0] else None
+    for p in problems:
+        # two launches: columns [0, h) and [h, n), the second one with pointers
+        # into the middle of B and C (what _split_for_grid does)
+        h = max(1, p.n // 2)
+        for j0, nj in ((0, h), (h, p.n - h)):
+            if nj <= 0:
+                continue
+            b_off = j0 if p.tb else j0 * p.ldb
+            args = (p.m, nj, p.k, int(p.ta), int(p.tb), p.a, p.lda, p.b + 4 * b_off, p.ldb,
+                    p.c + 4 * j0 * p.ldc, p.ldc, F32(p.alpha), F32(p.beta), p.batch,
+                    p.stride_a, p.stride_b, p.stride_c)
+            out.append(FakeLaunch(host_kernel, (1, 1, 1), 32, 0, args, workspace=ws))
+    return None, None, "fake", out
+
+
+def fake_launch(kernel, grid, block, smem, stream, args):
+    calls["launch"] += 1
+    calls["streams"].append(launcher.stream_handle(stream))
+    kernel(*args)
+
+
+@pytest.fixture(autouse=True)
+def fake_gpu(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
+    monkeypatch.setitem(sys.modules, "torch", _torch_mod)
+    for name in ("_cp", "_ndarray", "_getdev", "_cur_stream", "_TT", "_T32", "_TSTRIDED",
+                 "_tcur", "_tempty"):
+        monkeypatch.setattr(plan_cache, name, None)
+    monkeypatch.setattr(plan_cache, "_tdevs", {})
+    monkeypatch.setattr(plan_cache, "_ON", True)
+    monkeypatch.setattr(launcher, "DRIVER_LAUNCH", False)
+    monkeypatch.setattr(launcher, "launch", fake_launch)
+    monkeypatch.setattr(launcher, "as_stream", lambda s: types.SimpleNamespace(sync=lambda: None))
+    monkeypatch.setattr(devmod, "require_gpu", lambda: None)
+    monkeypatch.setattr(devmod, "info", lambda i=0: types.SimpleNamespace(id=i))
+    monkeypatch.setattr(devmod, "make_current", lambda i: None)
+    monkeypatch.setattr(plan_mod, "prepare", fake_prepare)
+    _state.update(device=0, stream=0)
+    calls.update(prepare=0, launch=0, streams=[])
+    WORKSPACE[0] = False
+    plan_cache.clear()
+    plan_cache._ON = True
+    yield
+    plan_cache.clear()
+    _keep.clear()
+
+
+def rnd(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(F32)
+
+
+def ref(a, b, c=None, alpha=1.0, beta=0.0, ta=False, tb=False):
+    A = np.asarray(a, np.float64)
+    B = np.asarray(b, np.float64)
+    A = np.swapaxes(A, -1, -2) if ta else A
+    B = np.swapaxes(B, -1, -2) if tb else B
+    r = alpha * np.matmul(A, B)
+    if beta:
+        r = r + beta * np.asarray(c, np.float64)
+    return r
+
+
+def host(x):
+    if isinstance(x, FakeCupyArray):
+        return x.get()
+    if isinstance(x, FakeTensor):
+        return x.numpy()
+    return np.asarray(x)
+
+
+def close(x, r):
+    np.testing.assert_allclose(host(x).astype(np.float64), r, rtol=1e-5, atol=1e-5)
+
+
+def misses():
+    return calls["prepare"]
+
+
+# -- routing and relocation --------------------------------------------------------------
+def test_gemm_hits_relocate_to_fresh_arrays():
+    for i in range(4):
+        a, b = cparr(rnd((6, 5), i)), cparr(rnd((5, 7), 10 + i))
+        c = cparr(np.full((6, 7), np.nan, F32))
+        assert sgemm.gemm(a, b, c) is c
+        close(c, ref(a.get(), b.get()))
+        close(sgemm.gemm(a, b), ref(a.get(), b.get()))          # allocating form
+    assert misses() == 2                                   # one per form
+    assert plan_cache.stats["hits"] == 6
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_gemm_flags_and_scalars(ta, tb):
+    for i in range(3):
+        a = cparr(rnd((5, 6) if ta else (6, 5), i))
+        b = cparr(rnd((7, 5) if tb else (5, 7), 20 + i))
+        c0 = rnd((6, 7), 30 + i)
+        c = cparr(c0)
+        sgemm.gemm(a, b, c, alpha=0.5, beta=-2.0, trans_a=ta, trans_b=tb)
+        close(c, ref(a.get(), b.get(), c0, 0.5, -2.0, ta, tb))
+    assert misses() == 1
+
+
+def test_key_changes_take_a_new_plan():
+    a, b, c = cparr(rnd((8, 8), 1)), cparr(rnd((8, 8), 2)), cparr(rnd((8, 8), 3))
+    sgemm.gemm(a, b, c)
+    sgemm.gemm(cparr(rnd((8, 8), 4)), cparr(rnd((8, 8), 5)), cparr(rnd((8, 8), 6)))
+    assert misses() == 1                                     # same key: relocated hit
+    n = 1
+    for kw in ({"alpha": 2.0}, {"beta": 0.5}, {"trans_a": True}, {"trans_b": True},
+               {"precision": "ieee"}, {"kernel": "tile"}, {"kernel": 8}):
+        sgemm.gemm(a, b, c, **kw)
+        n += 1
+        assert misses() == n, kw
+        sgemm.gemm(a, b, c, **kw)                                # and it is cached itself
+        assert misses() == n, kw
+    big = cparr(rnd((8, 9), 7))
+    sgemm.gemm(a, big, cparr(rnd((8, 9), 8)))                   # shape
+    assert misses() == n + 1
+    sgemm.gemm(a.T, b, c)                                        # strides
+    assert misses() == n + 2
+    pad = FakeCupyArray(None, _a=_alloc((8, 12))[:, :8])          # padded pitch
+    pad._a[...] = rnd((8, 8), 9)
+    sgemm.gemm(pad, b, c)
+    assert misses() == n + 3
+    sgemm.gemm(cparr(rnd((8, 8), 1), align_off=4), b, c)         # address mod 16
+    assert misses() == n + 4
+    sgemm.gemm(cparr(rnd((8, 8), 1), align_off=64), b, c)        # same alignment: a hit
+    assert misses() == n + 4
+
+
+def test_key_parts_are_what_change():
+    """The key itself: equal for a call on other arrays of the same layout,
+    unequal when one of shape, strides, alignment, flags, scalars, precision,
+    kernel or the output's presence changes."""
+    seen = []
+    real = plan_cache._store
+
+    def spy(key, *rest):
+        seen.append(key)
+        return real(key, *rest)
+
+    plan_cache._store = spy
+    try:
+        a, b, c = cparr(rnd((4, 4), 1)), cparr(rnd((4, 4), 2)), cparr(rnd((4, 4), 3))
+        sgemm.gemm(a, b, c)
+        plan_cache.clear()
+        plan_cache._ON = True
+        sgemm.gemm(cparr(rnd((4, 4), 4)), cparr(rnd((4, 4), 5)), cparr(rnd((4, 4), 6)))
+        sgemm.gemm(a, b)
+        sgemm.gemm(a, b, c, alpha=3.0)
+        sgemm.gemm(a, b, c, precision="tf32x3")
+    finally:
+        plan_cache._store = real
+    assert seen[0] == seen[1]
+    assert len(set(seen[1:])) == 4
+
+
+def test_overlap_on_a_hit_raises_like_the_uncached_path(monkeypatch):
+    buf = cparr(rnd((16, 8), 1))
+    a, c_bad = buf[:8], buf[4:12]                     # c overlaps a by four rows
+    b = cparr(rnd((8, 8), 2))
+    sgemm.gemm(cparr(rnd((8, 8), 3)), b, cparr(rnd((8, 8), 4)))     # the entry
+    before = c_bad.get()
+    with pytest.raises(ArgumentError) as cached:
+        sgemm.gemm(a, b, c_bad)
+    np.testing.assert_array_equal(c_bad.get(), before)              # C as it was
+    monkeypatch.setattr(plan_cache, "_ON", False)
+    with pytest.raises(ArgumentError) as uncached:
+        sgemm.gemm(a, b, c_bad)
+    assert str(cached.value) == str(uncached.value)
+    assert "overlaps" in str(cached.value)
+    assert calls["launch"] == 2                        # the entry's two launches only
+
+
+def test_errors_are_the_uncached_ones():
+    a = cparr(rnd((4, 3), 1))
+    sgemm.gemm(a, cparr(rnd((3, 5), 2)))
+    for bad in (lambda: sgemm.gemm(a, cparr(rnd((4, 5), 2))),
+                lambda: sgemm.gemm(a, cparr(rnd((3, 5), 2)), alpha=float("nan")),
+                lambda: sgemm.gemm(a, cparr(rnd((3, 5), 2)), beta=1.0),
+                lambda: sgemm.gemm(a, cparr(rnd((3, 5), 2)), trans_a=1),
+                lambda: sgemm.gemm(a, cparr(rnd((3, 5), 2)), precision=["ieee"]),
+                lambda: sgemm.gemm(a, cparr(rnd((3, 5), 2)), kernel="nope")):
+        with pytest.raises((ArgumentError, TypeError)) as cached:
+            bad()
+        plan_cache._ON = False
+        with pytest.raises(type(cached.value)) as uncached:
+            bad()
+        plan_cache._ON = True
+        assert str(cached.value) == str(uncached.value)
+
+
+def test_a_and_b_overlapping_relocate_together():
+    for i in range(3):
+        x = cparr(rnd((6, 6), i))
+        close(sgemm.matmul(x, x), ref(x.get(), x.get()))
+        close(sgemm.gemm(x, x, trans_b=True), ref(x.get(), x.get(), tb=True))
+        buf = cparr(rnd((10, 6), 50 + i))
+        close(sgemm.gemm(buf[:6], buf[4:10]), ref(buf.get()[:6], buf.get()[4:10]))
+    assert misses() == 3
+    assert plan_cache.stats["hits"] == 6
+
+
+def test_other_device_or_current_device_bypasses():
+    a, b = cparr(rnd((4, 4), 1)), cparr(rnd((4, 4), 2))
+    sgemm.gemm(a, b)
+    _state["device"] = 1                                # current device is not a's
+    close(sgemm.gemm(a, b), ref(a.get(), b.get()))
+    _state["device"] = 0
+    assert plan_cache.stats["bypass"] == 1
+
+
+def test_gemm_batched_and_batch_broadcast():
+    for i in range(3):
+        a, b = cparr(rnd((4, 5, 3), i)), cparr(rnd((1, 3, 6), 10 + i))
+        c = cparr(np.full((4, 5, 6), np.nan, F32))
+        assert sgemm.gemm_batched(a, b, c) is c
+        close(c, ref(a.get(), b.get()))
+        close(sgemm.gemm_batched(a, b), ref(a.get(), b.get()))
+        at = cparr(rnd((4, 3, 5), 20 + i))       # stored transposed, the flag transposes
+        close(sgemm.gemm_batched(at, b, trans_a=True, precision="ieee"),
+              ref(at.get(), b.get(), ta=True))
+    assert misses() == 3
+    with pytest.raises(ArgumentError, match="gemm_batched needs 3"):
+        sgemm.gemm_batched(cparr(rnd((5, 3), 1)), cparr(rnd((3, 6), 1)))
+
+
+@pytest.mark.parametrize("sa,sb", [((6, 5), (5, 7)), ((5,), (5, 7)), ((6, 5), (5,)),
+                                   ((5,), (5,)), ((3, 1, 6, 5), (2, 5, 7)),
+                                   ((2, 6, 5), (5, 7)), ((5,), (3, 5, 2))])
+def test_matmul_shapes(sa, sb):
+    for i in range(3):
+        a, b = cparr(rnd(sa, i)), cparr(rnd(sb, 10 + i))
+        out = sgemm.matmul(a, b)
+        r = np.matmul(a.get().astype(np.float64), b.get().astype(np.float64))
+        assert out.shape == r.shape
+        close(out, r)
+    assert misses() == 1
+    assert plan_cache.stats["hits"] == 2
+
+
+def test_matmul_non_collapsible_batch_relocates_every_launch():
+    # a's batch dimensions do not collapse (a sliced batch): several problems
+    base = cparr(rnd((3, 4, 6, 5), 1))
+    for i in range(3):
+        base = cparr(rnd((3, 4, 6, 5), i))
+        a = base[:, :3]
+        b = cparr(rnd((3, 3, 5, 2), 10 + i))
+        close(sgemm.matmul(a, b), ref(a.get(), b.get()))
+    assert misses() == 1
+
+
+def test_blas_padded_leading_dimensions():
+    m, n, k, lda, ldb, ldc = 5, 6, 4, 8, 7, 9
+    for i in range(3):
+        for ta, tb in (("N", "N"), ("T", "N"), ("N", "T"), ("c", "t")):
+            ra, ca = (k, m) if ta in "Tc" else (m, k)
+            rb, cb = (n, k) if tb in "Tt" else (k, n)
+            A = cparr(rnd(lda * ca, i))
+            B = cparr(rnd(ldb * cb, 5 + i))
+            C0 = rnd(ldc * n, 9 + i)
+            C = cparr(C0)
+            assert blas.sgemm(ta, tb, m, n, k, 0.5, A, lda, B, ldb, 2.0, C, ldc) is C
+            Am = A.get().reshape(ca, lda).T[:ra, :]
+            Bm = B.get().reshape(cb, ldb).T[:rb, :]
+            Cm = C0.reshape(n, ldc).T[:m, :]
+            r = 0.5 * ((Am.T if ta in "Tc" else Am).astype(np.float64)
+                       @ (Bm.T if tb in "Tt" else Bm).astype(np.float64)) + 2.0 * Cm
+            got = C.get().reshape(n, ldc).T
+            close(got[:m, :], r)
+            np.testing.assert_array_equal(got[m:, :], C0.reshape(n, ldc).T[m:, :])  # padding
+    assert misses() == 4
+    assert plan_cache.stats["hits"] == 8
+
+
+def test_blas_overlap_and_errors():
+    A, B = cparr(rnd(16, 1)), cparr(rnd(16, 2))
+    C = cparr(rnd(16, 3))
+    blas.sgemm("N", "N", 4, 4, 4, 1.0, A, 4, B, 4, 0.0, C, 4)
+    buf = cparr(rnd(40, 4))
+    # C's addressed part overlaps A's: the uncached error; with alpha == 0 allowed
+    with pytest.raises(ArgumentError, match="C overlaps A"):
+        blas.sgemm("N", "N", 4, 4, 4, 1.0, buf[:16], 4, B, 4, 0.0, buf[10:26], 4)
+    blas.sgemm("N", "N", 4, 4, 4, 0.0, buf[:16], 4, B, 4, 0.5, buf[10:26], 4)
+    # the same buffers with disjoint addressed parts are fine (and cached)
+    for off in (0, 1):
+        A2, C2 = buf[off:off + 16], buf[off + 20:off + 36]
+        expect = ref(A2.get().reshape(4, 4).T, B.get().reshape(4, 4).T)
+        blas.sgemm("N", "N", 4, 4, 4, 1.0, A2, 4, B, 4, 0.0, C2, 4)
+        close(C2.get().reshape(4, 4).T, expect)
+    with pytest.raises(ArgumentError, match=r"parameter 8 \(lda\)"):
+        blas.sgemm("N", "N", 4, 4, 4, 1.0, A, 3, B, 4, 0.0, C, 4)
+    with pytest.raises(ArgumentError, match=r"parameter 1 \(transa\)"):
+        blas.sgemm(["N"], "N", 4, 4, 4, 1.0, A, 4, B, 4, 0.0, C, 4)
+
+
+def test_blas_judge_call_hits():
+    a, b, c = cparr(rnd((8, 8), 1)), cparr(rnd((8, 8), 2)), cparr(np.zeros((8, 8), F32))
+    for _ in range(3):
+        blas.sgemm("N", "N", 8, 8, 8, 1.0, a.ravel(), 8, b.ravel(), 8, 0.0, c.ravel(), 8)
+    # column-major on row-major storage: C^T = A^T B^T
+    close(c.get().T, ref(a.get().T, b.get().T))
+    assert misses() == 1 and plan_cache.stats["hits"] == 2
+
+
+def test_torch_tensors():
+    for i in range(3):
+        a, b = tarr(rnd((6, 5), i)), tarr(rnd((5, 7), 10 + i))
+        out = sgemm.matmul(a, b)
+        assert isinstance(out, FakeTensor)
+        close(out, ref(a.numpy(), b.numpy()))
+        c = tarr(np.full((6, 7), np.nan, F32))
+        assert sgemm.gemm(a, b, c, alpha=2.0) is c
+        close(c, ref(a.numpy(), b.numpy(), alpha=2.0))
+        a3, b3 = tarr(rnd((2, 6, 5), i)), tarr(rnd((2, 5, 7), i))
+        close(sgemm.gemm_batched(a3, b3), ref(a3.numpy(), b3.numpy()))
+    assert misses() == 3
+    assert plan_cache.stats["hits"] == 6
+    assert set(calls["streams"]) == {1000}           # torch's current stream
+
+
+def test_mixed_packages_bypass():
+    a, b = tarr(rnd((4, 4), 1)), cparr(rnd((4, 4), 2))
+    out = sgemm.gemm(a, b)
+    close(out, ref(a.numpy(), b.get()))
+    assert plan_cache.stats["bypass"] == 1 and plan_cache.stats["hits"] == 0
+
+
+def test_numpy_inputs_cache_the_gpu_plan():
+    for i in range(3):
+        a, b = rnd((6, 5), i), rnd((5, 7), 10 + i)
+        out = sgemm.gemm(a, b)
+        assert type(out) is np.ndarray
+        close(out, ref(a, b))
+        c0 = rnd((6, 7), 20 + i)
+        c = c0.copy()
+        assert sgemm.gemm(a, b, c, beta=1.0) is c
+        close(c, ref(a, b, c0, beta=1.0))
+        v = sgemm.matmul(rnd((5,), i), b)
+        assert type(v) is np.ndarray and v.shape == (7,)
+        C = np.zeros(6 * 7, F32)
+        blas.sgemm("N", "N", 6, 7, 5, 1.0, a.T.ravel(), 6, b.T.ravel(), 5, 0.0, C, 6)
+        close(C.reshape(7, 6).T, ref(a, b))
+    assert misses() == 4
+    assert plan_cache.stats["hits"] == 8
+
+
+def test_numpy_readonly_and_overlapping_c_raise():
+    a, b = rnd((4, 4), 1), rnd((4, 4), 2)
+    c = np.zeros((4, 4), F32)
+    sgemm.gemm(a, b, c)
+    c.flags.writeable = False
+    with pytest.raises(ArgumentError, match="read-only"):
+        sgemm.gemm(a, b, c)
+    buf = rnd((8, 4), 3)
+    with pytest.raises(ArgumentError, match="overlaps"):
+        sgemm.gemm(buf[:4], b, buf[2:6])
+
+
+def test_workspace_plans_are_keyed_per_stream():
+    WORKSPACE[0] = True
+    a, b = cparr(rnd((4, 4), 1)), cparr(rnd((4, 4), 2))
+    sgemm.gemm(a, b)
+    sgemm.gemm(a, b)
+    assert misses() == 1
+    _state["stream"] = 7
+    sgemm.gemm(a, b)                                        # another stream: its own entry
+    assert misses() == 2
+    sgemm.gemm(a, b, stream=7)
+    _state["stream"] = 0
+    sgemm.gemm(a, b)
+    assert misses() == 2
+    assert plan_cache.stats["hits"] == 3
+    assert calls["streams"][-2:] == [0, 0]
+
+
+def test_every_entry_point_routes_through_the_cache():
+    a, b, c = cparr(rnd((8, 8), 1)), cparr(rnd((8, 8), 2)), cparr(rnd((8, 8), 3))
+    a3, b3, c3 = cparr(rnd((2, 8, 8), 1)), cparr(rnd((2, 8, 8), 2)), cparr(rnd((2, 8, 8), 3))
+    fns = [lambda: sgemm.gemm(a, b, c), lambda: sgemm.gemm(a, b), lambda: sgemm.matmul(a, b),
+           lambda: sgemm.gemm_batched(a3, b3, c3), lambda: sgemm.matmul(a3, b3),
+           lambda: sgemm.blas.sgemm("N", "N", 8, 8, 8, 1.0, a.ravel(), 8, b.ravel(), 8, 0.0,
+                                    c.ravel(), 8)]
+    for f in fns:
+        n = misses()
+        f()
+        assert misses() == n + 1
+        h = plan_cache.stats["hits"]
+        f()
+        f()
+        assert misses() == n + 1 and plan_cache.stats["hits"] == h + 2
+
+
+def test_cache_off_builds_every_time():
+    plan_cache._ON = False
+    a, b = cparr(rnd((4, 4), 1)), cparr(rnd((4, 4), 2))
+    for _ in range(3):
+        close(sgemm.matmul(a, b), ref(a.get(), b.get()))
+    assert misses() == 3 and plan_cache.stats["hits"] == 0
+
+
+def test_eviction_keeps_working(monkeypatch):
+    monkeypatch.setattr(plan_cache, "MAX_ENTRIES", 8)
+    a = cparr(rnd((4, 4), 1))
+    for n, _ in itertools.product(range(1, 20), range(2)):
+        b = cparr(rnd((4, n), n))
+        close(sgemm.gemm(a, b), ref(a.get(), b.get()))
+    assert len(plan_cache._entries) <= 8
+    assert plan_cache.stats["hits"] == 19
