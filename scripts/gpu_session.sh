@@ -35,6 +35,11 @@
 #             details and SASS-level source counters
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
 #             when the tune step ran)
+#   judge     the random-problem judge (.judge/judge.py, a copy of
+#             ../shared/tools/judge.py) with a fresh seed, $JUDGE_ARGS;
+#             a second `judge` step writes judge-2.*, a third judge-3.*
+#   sweep     scripts/planner_sweep.py: every candidate plan timed on problems
+#             drawn with $SWEEP_SEED (never a reported judge seed)
 #   bundle    tar everything under $OUT into $OUT/bundle.tgz (put it last)
 # Writes logs and results under $OUT (the device tool brings them back; it
 # returns at most 8 files, so steps that make many files tar them).
@@ -165,6 +170,16 @@ for step in "$@"; do
       python3 bench/suite.py --out "$OUT/$name.json" ${SUITE_ARGS:-} 2>&1 \
         | tee "$OUT/$name.log" | tail -70
       summary+=("$name: $(grep -m1 -i geomean "$OUT/$name.log")") ;;
+    judge)
+      j=1; while [[ -e "$OUT/judge-$j.json" ]]; do j=$((j + 1)); done
+      python3 .judge/judge.py --out "$OUT/judge-$j.json" ${JUDGE_ARGS:-} 2>&1 \
+        | tee "$OUT/judge-$j.log" | tail -32
+      summary+=("judge-$j: $(grep -E '^seed|^   all' "$OUT/judge-$j.log" | tr -s ' ' | tr '\n' ' ')") ;;
+    sweep)
+      python3 scripts/planner_sweep.py --judge .judge/judge.py --seed "${SWEEP_SEED:-9001}" \
+        --n "${SWEEP_N:-150}" --deadline "${SWEEP_S:-300}" --out "$OUT/sweep.json" 2>&1 \
+        | tee "$OUT/sweep.log" | tail -20
+      summary+=("sweep: $(grep -c cuBLAS "$OUT/sweep.log") problems") ;;
     bundle)
       # everything under $OUT in one archive (the device tool returns <= 8 files)
       tar czf /tmp/bundle.tgz -C "$OUT" . && find "$OUT" -mindepth 1 -delete \

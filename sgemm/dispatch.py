@@ -76,6 +76,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .cost import WORKSPACE_MAX_BYTES
 from .errors import ArgumentError, OutOfMemoryError
 from .kernels import registry
 from .kernels.params import TileParams
@@ -85,7 +86,6 @@ from .runtime.device import DeviceInfo
 
 TABLE_FORMAT = 2
 DATA_DIR = Path(__file__).resolve().parent / "data"
-WORKSPACE_MAX_BYTES = 512 << 20
 
 
 # ---- keys -----------------------------------------------------------------------------
@@ -307,41 +307,6 @@ def _named_spec(name: str, dev: DeviceInfo) -> KernelSpec | None:
     return s if s is not None and dev.cc_int >= s.min_cc else None
 
 
-def wants_splitk(prob: Problem, dev: DeviceInfo) -> bool:
-    """Rule b: deep K against a small output, one problem (no batch)."""
-    if prob.batch != 1 or prob.k < 4 * max(prob.m, prob.n) or prob.k < 1024:
-        return False
-    tiles64 = math.ceil(prob.m / 64) * math.ceil(prob.n / 64)
-    return tiles64 < 2 * dev.sm_count
-
-
-def wants_cluster(prob: Problem) -> bool:
-    """Rule c': up to 384^3 (one problem, k >= 128 so every slice has work)
-    the cluster split-K kernel (sm_90; _named_spec checks the device) beat the
-    small path under CUDA graphs on the H200: 128^3 2.61 us, 256^3 3.97,
-    384^3 8.16 against 3.25 / 5.25 / 10.21 (bench/results/
-    small-graphs-h200-2026-11-22.json); at 512^3 it lost (14.1 vs 12.3 us for
-    rung 9 with two-launch split-K)."""
-    return prob.batch == 1 and prob.k >= 128 and prob.m * prob.n * prob.k <= 384 ** 3
-
-
-def wants_db_cluster(prob: Problem, dev: DeviceInfo) -> bool:
-    """Rule c'': one problem whose 64x64 tiles number 32 .. SMs/2 (so that two
-    or more K slices fill the wave) and whose K is not deep (k <= 2 max(m, n)):
-    rung 9's loop split over K in a cluster (db_cluster, sm_90; _named_spec
-    checks the device).  Measured under CUDA graphs on the H200
-    (bench/results/small-graphs-db-cluster-h200-2026-11-22*.json): 384^3
-    7.34 us and 512^3 11.18 us against cuBLAS 9.37 / 12.86; the cluster
-    split-K of 30_tile's loop 8.24 / 14.1 and rung 9 with two-launch split-K
-    12.2 us at 512^3.  Smaller outputs (128^3, 256^3) stay with rule c'."""
-    from .kernels import schemes as S
-    if prob.batch != 1 or prob.k > 2 * max(prob.m, prob.n) or prob.k < 128:
-        return False
-    k4 = S.DB_CLUSTER_CONFIGS["k4"]
-    return (S.db_tiles(prob, k4) >= 32
-            and S.db_cluster_split(prob, k4, dev.sm_count, cluster_capacity(dev)) >= 2)
-
-
 # Per-SM rates of db_cluster's tiles at one block per SM, relative to the
 # 16x8 "wide"/"tall" tile in two k-groups (~308 GFLOP/s per SM on the H200:
 # 16384x64x4096 in 218 us on 128 SMs): the 64x64 "k2" tile 274 with two
@@ -402,136 +367,14 @@ def cluster_capacity(dev: DeviceInfo):
     return lambda cs: clusters_at_once(dev, cs)
 
 
-def _large_split(big: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams | None:
-    """Rule b': rung 9's 256x128 tile split over K so that tiles x slices make
-    one wave (one block per SM), slices >= 512 deep, aligned operands and the
-    tiles mostly inside C.  Measured on the H200 (bench/results/
-    suite-session3-h200-2026-11-22.json): 256x256x65536 0.96x cuBLAS with 64
-    slices, 512x512x16384 0.98x with 16, against 0.79-0.80x for 64x64 slices."""
-    from . import packing
-    p = big.configs.get("large")
-    if (p is None or not (prob.aligned or packing.wants_pack(prob))
-            or big.can_implement(p, dev.smem_optin)):
-        return None
-    tm, tn = math.ceil(prob.m / p.BM), math.ceil(prob.n / p.BN)
-    if prob.m * prob.n < 0.8 * tm * p.BM * tn * p.BN:
-        return None
-    s = 1
-    while tm * tn * s * 2 <= dev.sm_count and prob.k // (s * 2) >= 512:
-        s *= 2
-    return p.replace(split_k=s) if s > 1 and 2 * tm * tn * s >= dev.sm_count else None
-
-
-# Rung 9's sustained rate per resident block, as a fraction of one SM's FFMA
-# peak, measured on the H200 with whole waves (bench/results/recheck-h200-
-# 2026-11-22.*, suite-session3-h200-2026-11-22.json): 'large' 256x128, one
-# block per SM, 47.8-49.4 TFLOPS at 2048^3-8192^3 -> 0.72; 'medium' 128x128,
-# two per SM, 46-48 TFLOPS -> 0.34 each.  Scalar (unaligned) loads: 4097^3
-# ran 'large' at 44.8 TFLOPS -> x0.9.
-WAVE_RATE = {"large": (0.72, 1), "medium": (0.34, 2)}   # (per block, blocks per SM)
-WAVE_SPLITS = (1, 2, 3, 4, 6, 8)
-WAVE_MIN_SLICE = 128
-WAVE_MIN_USED = 0.75      # tiles' area inside C
-WAVE_SPLIT_GAIN = 0.9     # a split is taken only if predicted >= 10 % faster
-
-
-def wave_time(prob: Problem, dev: DeviceInfo, p: TileParams, rate: float, per_sm: int,
-              split: int, vec: bool) -> float:
-    """Seconds for rung 9 with tile p over `split` K-slices: whole waves of
-    blocks (the last wave costs a full block time however few blocks it
-    has), each 2*BM*BN*K/split flops at `rate` of an SM's peak; ~1 us of
-    pipeline fill per wave; split-K adds its workspace written and read
-    (8*S*m*n bytes at ~3 TB/s) and the reduction's launch."""
-    peak_sm = dev.fp32_peak_tflops() * 1e12 / dev.sm_count
-    tiles = math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN) * prob.batch
-    waves = math.ceil(tiles * split / (dev.sm_count * per_sm))
-    per_block = 2.0 * p.BM * p.BN * math.ceil(prob.k / split) / (peak_sm * rate * (1 if vec else 0.9))
-    t = waves * (per_block + 1e-6)
-    if split > 1:
-        t += 8.0 * split * prob.m * prob.n / 3e12 + 2e-6
-    return t
-
-
-def wave_choice(prob: Problem, dev: DeviceInfo, big: KernelSpec) -> TileParams | None:
-    """Rule d: rung 9 'large' or 'medium', split over K or not, whichever the
-    wave model (wave_time) says finishes first.  Wave quantization decides
-    most shapes: 2049 rows are 9 rows of 256-row tiles, 144 blocks on 132
-    SMs, two full block times for 1.06 waves of work; 3 K-slices turn 40
-    tiles (1025x1023) into 120 blocks, one wave.  Splits only for one problem
-    (batch 1), slices >= WAVE_MIN_SLICE deep and predicted at least 10 %
-    faster than no split; tiles at least WAVE_MIN_USED inside C (else None:
-    rule e's smaller tiles); operands that the pack scheme will copy count
-    as aligned."""
-    best = wave_best(prob, dev, big)
-    return best[1] if best else None
-
-
-def wave_best(prob: Problem, dev: DeviceInfo, big: KernelSpec
-              ) -> tuple[float, TileParams] | None:
-    """(predicted seconds, params) of wave_choice's pick, or None."""
-    from . import packing
-    vec = prob.aligned or packing.wants_pack(prob)
-    best, plain = None, None
-    for name, (rate, per_sm) in WAVE_RATE.items():
-        p = big.configs.get(name)
-        if p is None or big.can_implement(p, dev.smem_optin):
-            continue
-        tm, tn = math.ceil(prob.m / p.BM), math.ceil(prob.n / p.BN)
-        if prob.m * prob.n < WAVE_MIN_USED * tm * p.BM * tn * p.BN:
-            continue                      # mostly padding: small tiles (rule e) do better
-        for sk in WAVE_SPLITS if prob.batch == 1 else (1,):
-            if sk > 1 and prob.k // sk < WAVE_MIN_SLICE:
-                continue
-            t = wave_time(prob, dev, p, rate, per_sm, sk, vec)
-            if sk == 1 and (plain is None or t < plain[0]):
-                plain = (t, p)
-            if best is None or t < best[0]:
-                best = (t, p.replace(split_k=sk))
-    if best is not None and plain is not None and best[0] > WAVE_SPLIT_GAIN * plain[0]:
-        return plain                      # a split must win clearly: the model is rough
-    return best
-
-
 def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
               ) -> tuple[KernelSpec, TileParams]:
-    if precision == "ieee":
-        from .kernels import schemes as S
-        gemv = _scheme_spec("gemv", dev)
-        if gemv is not None and S.gemv_applies(prob):
-            wide = _named_spec("gemv_wide", dev)
-            if wide is not None and S.x_rows_contiguous(prob):
-                return wide, spec_params(wide, prob, dev)
-            return gemv, spec_params(gemv, prob, dev)
-        # the two-launch split-K: the fused one (splitk_fused) measured slower on
-        # every deep-K shape on the H200 (its last block per tile sums all S
-        # slices alone; docs/notes/dispatch.md, 2026-11-22); the tuner may pick it
-        big = _named_spec("double_buffer", dev)
-        if big is not None and wants_splitk(prob, dev):
-            p = _large_split(big, prob, dev)
-            if p is not None:
-                return big, p
-        split = _scheme_spec("splitk", dev)
-        if split is not None and wants_splitk(prob, dev):
-            p = spec_params(split, prob, dev)
-            if p.split_k > 1:
-                return split, p
-        db = _named_spec("db_cluster", dev)
-        if db is not None and wants_db_cluster(prob, dev):
-            return db, S.choose_db_cluster(prob, dev.sm_count, cluster_capacity(dev))
-        tall = db_tall_config(prob, dev) if db is not None else None
-        if tall is not None:
-            return db, tall
-        cluster = _named_spec("splitk_cluster", dev)
-        if cluster is not None and wants_cluster(prob):
-            return cluster, spec_params(cluster, prob, dev)
-        small = _scheme_spec("small", dev)
-        if small is not None and S.is_small(prob):
-            return small, spec_params(small, prob, dev)
-        big = _named_spec("double_buffer", dev)
-        if big is not None:
-            p = wave_choice(prob, dev, big)
-            if p is not None:
-                return big, p
+    """The cost model's choice (planner.py), else the precision's own
+    kernel with its size rule."""
+    from . import planner
+    hit = planner.choose(prob, dev, precision)
+    if hit is not None:
+        return hit
     spec = auto_spec(precision, dev)
     return spec, spec_params(spec, prob, dev)
 

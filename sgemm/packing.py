@@ -82,7 +82,7 @@ def wants_pack(prob: Problem, precision: str = "ieee", spec=None, params=None) -
         return False
     if min(prob.m, prob.n, prob.k) < 64:       # gemv and thin shapes: never worth it
         return False
-    from .dispatch import WORKSPACE_MAX_BYTES
+    from .cost import WORKSPACE_MAX_BYTES
     nbytes = extra_bytes(prob)
     need = 0.0 if os.environ.get("SGEMM_PACK") == "always" else PACK_MIN_INTENSITY
     return (nbytes > 0 and prob.flops >= need * nbytes

@@ -18,9 +18,9 @@ write disjoint parts of C, one after the other on the caller's stream.
 
 When: FP32 auto, one problem, rm = m % 128 or rn = n % 128 in [1, PEEL_MAX],
 the main block fills a wave of unsplit 256x128 tiles, and the wave model
-(dispatch.wave_best) predicts the main block plus the strips (memory-bound:
-each reads its big operand once) at least 10 % faster than the whole
-problem.  Measured: 2049^3 0.528 -> 0.430 ms, 2047x2049x2045 0.486 ->
+(planner.best_time, the cost model's best plan) predicts the main block
+plus the strips (memory-bound: each reads its big operand once) at least
+10 % faster than the whole problem.  Measured: 2049^3 0.528 -> 0.430 ms, 2047x2049x2045 0.486 ->
 0.421 ms; 1023x1025x1021 lost (84 against 79 us), hence the wave condition.
 ``SGEMM_PEEL=0`` turns it off.
 """
@@ -76,7 +76,8 @@ def wants_peel(prob: Problem, dev, precision: str = "ieee") -> bool:
     rm, rn = remainders(prob)
     if not (rm or rn) or prob.m - rm < PEEL_UNIT or prob.n - rn < PEEL_UNIT:
         return False
-    from .dispatch import _named_spec, wave_best
+    from .dispatch import _named_spec
+    from .planner import best_time
     big = _named_spec("double_buffer", dev)
     if big is None or "large" not in big.configs:
         return False
@@ -89,10 +90,10 @@ def wants_peel(prob: Problem, dev, precision: str = "ieee") -> bool:
     if tiles < PEEL_MIN_WAVE * dev.sm_count:
         return False
     main, strips = parts(prob)
-    whole, cut = wave_best(prob, dev, big), wave_best(main, dev, big)
+    whole, cut = best_time(prob, dev), best_time(main, dev)
     if whole is None or cut is None:
         return False
-    return cut[0] + sum(strip_time(s) for s in strips) < PEEL_GAIN * whole[0]
+    return cut + sum(strip_time(s) for s in strips) < PEEL_GAIN * whole
 
 
 def peel_launches(prob: Problem, dev, precision: str = "ieee", main_launches=None):

@@ -51,112 +51,6 @@ def _no_tables(monkeypatch, tmp_path):
 
 
 # ---- heuristic ----------------------------------------------------------------------------
-@pytest.mark.parametrize("m,n,k,ta,tb", [(1, 4096, 4096, False, False), (4096, 1, 4096, True, False),
-                                         (16, 8192, 2048, False, True), (8192, 4, 2048, True, True),
-                                         (3, 5, 70000, False, False)])
-def test_gemv_for_small_side(m, n, k, ta, tb):
-    pr = prob(m, n, k, ta, tb)
-    spec, p, scheme = dispatch.select(pr, H100)
-    # the big operand contiguous along the output (small m with B^T, small n
-    # with A as stored) goes to gemv_wide, the k-contiguous one to gemv
-    wide = (tb if m <= n else not ta)
-    assert schemes.x_rows_contiguous(pr) == wide
-    assert spec.name == ("gemv_wide" if wide else "gemv") and scheme == "gemv"
-    small_m = p.BM <= 16
-    assert small_m == (m <= n)
-    s = p.BM if small_m else p.BN
-    assert s >= min(m, n) and s in schemes.GEMV_SIZES
-    assert not spec.can_implement(p, H100.smem_optin)
-
-
-@pytest.mark.parametrize("m,n,k", [(256, 256, 65536), (128, 128, 131072), (512, 512, 16384),
-                                   (64, 64, 16384)])
-def test_splitk_for_deep_k(m, n, k):
-    pr = prob(m, n, k)
-    spec, p, scheme = dispatch.select(pr, H100)
-    assert scheme == "splitk"
-    assert p.split_k >= 2 and k // p.split_k >= schemes.SPLITK_MIN_SLICE
-    blocks = math.ceil(m / p.BM) * math.ceil(n / p.BN) * p.split_k
-    assert not spec.can_implement(p, H100.smem_optin)
-    used = m * n / (math.ceil(m / 256) * 256 * math.ceil(n / 128) * 128)
-    if used >= 0.8 and k // 2 >= 512:
-        # rule b': rung 9's large tile, one wave of blocks, slices >= 512 deep
-        assert spec.name == "double_buffer" and (p.BM, p.BN) == (256, 128)
-        assert H100.sm_count // 2 <= blocks <= H100.sm_count and k // p.split_k >= 512
-    else:
-        assert spec.name == "splitk"
-        assert H100.sm_count <= blocks <= 4 * H100.sm_count
-
-
-def test_large_split_needs_aligned_operands():
-    pr = prob(256, 256, 65536)
-    unaligned = prob(256, 256, 65536, aligned=False)
-    assert not unaligned.aligned
-    spec, p, scheme = dispatch.select(unaligned, H100)
-    assert spec.name == "splitk" and scheme == "splitk"
-
-
-@pytest.mark.parametrize("m,n,k", [(128, 128, 128), (256, 256, 256), (384, 384, 384),
-                                   (512, 512, 512), (35, 79, 19)])
-def test_small_path(m, n, k):
-    pr = prob(m, n, k)
-    dev = H100
-    spec, p, scheme = dispatch.select(pr, dev)
-    if dispatch.wants_db_cluster(pr, H100):   # rule c'' on sm_90: 384^3, 512^3
-        assert spec.name == "db_cluster" and scheme == "cluster" and p.split_k >= 2
-        dev = A100
-    elif dispatch.wants_cluster(pr):          # rule c' on sm_90: 128^3, 256^3
-        assert spec.name == "splitk_cluster" and scheme == "cluster" and p.split_k >= 2
-        assert spec.grid(pr, p)[2] == p.split_k
-        dev = A100
-    # without clusters (an A100) the small path
-    spec, p, scheme = dispatch.select(pr, dev)
-    assert spec.name == "small" and scheme == "small"
-    assert p.BK == 32
-    blocks = math.ceil(m / p.BM) * math.ceil(n / p.BN)
-    # the largest tile that fills the SMs, or the one giving the most blocks
-    assert blocks >= dev.sm_count or (p.BM, p.BN) == (32, 32)
-
-
-@pytest.mark.parametrize("m,n,k", [(4096, 4096, 4096), (8192, 8192, 64), (1024, 1024, 1024),
-                                   (4097, 4095, 4093), (2049, 2047, 2045), (3000, 3000, 3000)])
-def test_wave_model_for_large(m, n, k):
-    """Rule d: rung 9 'large' or 'medium', split or not, the wave model's
-    minimum over every option it knows."""
-    pr = prob(m, n, k)
-    spec, p, scheme = dispatch.select(pr, H100)
-    rung9 = registry.get("double_buffer")
-    assert spec is rung9 and scheme == ("splitk" if p.split_k > 1 else "direct")
-    vec = pr.aligned or packing.wants_pack(pr)
-    chosen = None
-    for name, (rate, per_sm) in dispatch.WAVE_RATE.items():
-        for sk in dispatch.WAVE_SPLITS:
-            if sk > 1 and k // sk < dispatch.WAVE_MIN_SLICE:
-                continue
-            q = rung9.configs[name]
-            t = dispatch.wave_time(pr, H100, q, rate, per_sm, sk, vec)
-            if q.replace(split_k=sk) == p:
-                chosen = t
-    assert chosen is not None
-    for name, (rate, per_sm) in dispatch.WAVE_RATE.items():
-        for sk in dispatch.WAVE_SPLITS:
-            if sk == 1 or k // sk >= dispatch.WAVE_MIN_SLICE:
-                q = rung9.configs[name]
-                assert chosen <= dispatch.wave_time(pr, H100, q, rate, per_sm, sk, vec)
-
-
-def test_wave_model_cases():
-    large = registry.get("double_buffer").configs["large"]
-    # 4096^3: 512 tiles of 256x128 are 3.9 waves already: no split
-    assert dispatch.select(prob(4096, 4096, 4096), H100)[1] == large
-    # 1024^3: 32 tiles; 4 slices make 128 blocks, one wave
-    assert dispatch.select(prob(1024, 1024, 1024), H100)[1] == large.replace(split_k=4)
-    # 2049 rows: 9 x 16 = 144 tiles, two block times for 1.09 waves of work
-    assert dispatch.select(prob(2049, 2047, 2045), H100)[1].split_k > 1
-    # batches are never split
-    assert dispatch.select(prob(1024, 1024, 1024, batch=2), H100)[1].split_k == 1
-
-
 def test_batched_tiles_count_z():
     """64^3 x 1024: the batch fills the SMs, so the tile must not pad 64x64 to
     128x128; 2048^3 x 8 takes the large 256x128 tile (its batch fills the waves)."""
@@ -309,7 +203,7 @@ def test_candidates(m, n, k, batch):
         assert not c.spec.can_implement(c.params, H100.smem_optin), c.describe()
         if c.spec.name == "gemv":
             assert min(m, n) <= 16
-        if c.params.split_k > 1:
+        if c.params.split_k > 1 and not c.spec.extra.get("cluster"):
             assert batch == 1 and k // c.params.split_k >= 64
         if c.spec.name == "small":
             assert schemes.is_small(pr)
@@ -402,24 +296,6 @@ TALL_CASES = [(64, 16384, 4096, "wide", 2, 2), (16384, 64, 4096, "tall", 2, 2),
               (64, 16384, 16384, "wide", 2, 2)]
 
 
-@pytest.mark.parametrize("m,n,k,cfg,kg,cs", TALL_CASES)
-def test_tall_skinny_wave_model_picks_the_measured_plan(monkeypatch, m, n, k, cfg, kg, cs):
-    """Rule c''' (the small side 33 .. 64): of db_cluster's 16x8 tile 64 wide
-    along the small side, k2 in clusters of 2 and k2 in four k-groups alone,
-    the wave model picks what the tuner measured fastest, given the H200's
-    clusters at once (48 tiles of 64x256 in clusters of 2 leave 36 SMs idle:
-    k2's three waves end first)."""
-    monkeypatch.setattr(dispatch, "cluster_capacity", lambda dev: lambda c: H200_AT_ONCE[c - 1])
-    pr = prob(m, n, k)
-    spec, p = dispatch.heuristic(pr, H100)
-    base = schemes.DB_CLUSTER_CONFIGS[cfg]
-    assert spec.name == "db_cluster"
-    assert p.replace(threads=base.threads, split_k=base.split_k) == base
-    assert (schemes.db_kgroups(p), p.split_k) == (kg, cs)
-    assert k // (kg * cs) >= 256
-    assert dispatch.heuristic(pr, A100)[0].name != "db_cluster"
-
-
 @pytest.mark.parametrize("m,n,k", [(32, 16384, 4096), (128, 16384, 4096), (64, 32768, 1024),
                                    (64, 16384, 512), (64, 1024, 4096)])
 def test_tall_skinny_rule_stays_out(m, n, k):
@@ -449,17 +325,6 @@ def test_db_cluster_split_counts_clusters_that_run_at_once(m, n, ideal, fit):
     assert schemes.choose_db_cluster(pr, 132, at_once).split_k == fit
     # a described device (not this machine's GPU) gets no query: SMs / cs
     assert dispatch.cluster_capacity(H100) is None
-
-
-@pytest.mark.parametrize("m,n,k,batch", [(256, 256, 256, 1), (512, 512, 4096, 1),
-                                         (512, 512, 512, 2), (2048, 2048, 2048, 1),
-                                         (96, 8192, 512, 1)])
-def test_db_cluster_stays_out(m, n, k, batch):
-    """Not rule c'': too few tiles, deep K, a batch, a full wave of tiles
-    without splitting (or one not split twice); never on the A100."""
-    pr = prob(m, n, k, batch=batch)
-    assert not dispatch.wants_db_cluster(pr, H100)
-    assert dispatch.select(pr, H100)[0].name != "db_cluster"
 
 
 def test_db_cluster_rules_say_why():

@@ -1,0 +1,241 @@
+"""The planner's cost model: predicted seconds for one candidate plan.
+
+A candidate is a kernel spec, its tile parameters (split_k included) and the
+canonical problem.  Its predicted time, as a user calling back to back sees
+it, is
+
+    max(GPU time, host time)
+    GPU time  = max(compute, memory) + launches x launch gap + reduction
+    compute   = sum over waves of (q x w / (F x min(1, q / q_sat)) + t0)
+    memory    = DRAM bytes (A and B once, C written, read when beta != 0,
+                split-K's partial slices written) / bandwidth
+    reduction = split-K's second launch: slices read and C written / bandwidth
+    host time = host_base + host_per_launch x (launches - 1)
+
+where a wave puts q blocks on the busiest SM (q <= the blocks resident per
+SM), w = 2 BM BN K_slice is one block's work, F is the config's sustained
+FP32 rate per SM (flop/s) once q_sat blocks share the SM, and t0 its fixed
+cost per wave (prologue, epilogue, the first k-tile's latency).  Operands
+that forbid float4 loads run at ``unaligned`` x F.
+
+Each config's (F, q_sat, t0, unaligned) comes from a calibration on this GPU
+(``sgemm tune --calibrate``, sgemm/calibrate.py), else from the shipped
+calibration of a GPU with the same arch, scaled by SM clock, else from
+defaults: F as a fraction of the SM's FP32 peak.  Nothing here touches CUDA.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .kernels.params import TileParams
+from .kernels.spec import KernelSpec
+from .problem import Problem
+from .runtime.device import DeviceInfo
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+CALIBRATION_FORMAT = 1
+WORKSPACE_MAX_BYTES = 512 << 20     # split-K and pack workspaces: never more than this
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One config's measured behaviour (see the module docstring)."""
+    peak_frac: float          # F as a fraction of one SM's FP32 peak
+    q_sat: int = 1            # blocks per SM at which F is reached
+    t0: float = 3e-6          # seconds per wave
+    unaligned: float = 0.85   # F factor for scalar (unaligned) loads
+    store: float = 1.0        # C's share of bandwidth with unaligned (scalar) stores
+    mem: float = 1.0          # A's and B's share of bandwidth (reads the kernel makes)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Device-wide constants."""
+    bw_frac: float = 0.8          # DRAM bandwidth a GEMM sustains / the datasheet's
+    launch_gap: float = 1.5e-6    # GPU time between two dependent launches
+    host_base: float = 9e-6       # host seconds of a cached call (one launch)
+    host_per_launch: float = 4.5e-6
+
+
+# Defaults where no calibration exists: fractions of the FP32 peak in line
+# with the H100's calibration, rounded down (bench/results/ calibration file).
+DEFAULT_RATE = Rate(0.5, 1, 4e-6, 0.85)
+
+
+def config_key(spec: KernelSpec, p: TileParams) -> str:
+    """Which measured rate a candidate uses: the spec and its tile shape
+    (split_k and cluster size excluded; they change the grid, not the loop)."""
+    if spec.extra.get("scheme") == "gemv":
+        return spec.name
+    return f"{spec.name}:{p.BM}x{p.BN}x{p.BK}:{p.threads}"
+
+
+@dataclass
+class Calibration:
+    gpu: str
+    machine: Machine
+    rates: dict                 # config_key -> Rate
+    clock_khz: int = 0          # the SM clock the rates were measured under
+    source: str = "defaults"
+
+    def rate(self, key: str) -> Rate:
+        return self.rates.get(key, DEFAULT_RATE)
+
+    def to_json(self) -> dict:
+        return {"format": CALIBRATION_FORMAT, "gpu": self.gpu, "clock_khz": self.clock_khz,
+                "machine": asdict(self.machine),
+                "rates": {k: asdict(v) for k, v in sorted(self.rates.items())}}
+
+    @classmethod
+    def from_json(cls, data: dict, source: str) -> "Calibration | None":
+        if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
+            return None
+        try:
+            return cls(data["gpu"], Machine(**data["machine"]),
+                       {k: Rate(**v) for k, v in data["rates"].items()},
+                       int(data.get("clock_khz", 0)), source)
+        except (KeyError, TypeError):
+            return None
+
+
+def default_calibration(dev: DeviceInfo) -> Calibration:
+    """Device properties only."""
+    return Calibration(dev.name, Machine(), {}, dev.clock_khz, "defaults")
+
+
+def _load(path: Path) -> "Calibration | None":
+    try:
+        return Calibration.from_json(json.loads(path.read_text()), str(path))
+    except (OSError, ValueError):  # missing or unreadable: the next source
+        return None
+
+
+_cache: dict = {}
+
+
+def calibration_paths(dev: DeviceInfo, user_dir: Path | None) -> list[Path]:
+    """In order of authority: the user's calibration for this GPU, the
+    shipped one for this GPU, a shipped one of the same arch."""
+    from .dispatch import gpu_key
+    key = gpu_key(dev)
+    out = []
+    if user_dir is not None:
+        out.append(user_dir / f"cost-{key}.json")
+    out.append(DATA_DIR / f"cost-{key}.json")
+    out += sorted(DATA_DIR.glob(f"cost-*-{dev.arch}.json"))
+    return out
+
+
+def calibration(dev: DeviceInfo, user_dir: Path | None = None) -> Calibration:
+    """This GPU's calibration (cached per device and directory).  Rates are
+    fractions of the SM's peak and the bandwidth a fraction of the datasheet's,
+    so a sibling GPU's calibration (same arch) carries over."""
+    ck = (dev, str(user_dir))
+    hit = _cache.get(ck)
+    if hit is None:
+        hit = next((c for c in map(_load, calibration_paths(dev, user_dir)) if c is not None),
+                   None) or default_calibration(dev)
+        _cache[ck] = hit
+    return hit
+
+
+def forget() -> None:
+    _cache.clear()
+
+
+# ---- the model ------------------------------------------------------------------------
+def split_of(spec: KernelSpec, p: TileParams) -> int:
+    return max(1, p.split_k)
+
+
+def two_launch_split(spec: KernelSpec, p: TileParams) -> bool:
+    """Split-K through a workspace and a second (reduction) launch."""
+    return (p.split_k > 1 and not spec.plain and not spec.extra.get("cluster")
+            and not spec.extra.get("fused"))
+
+
+def geometry(spec: KernelSpec, p: TileParams, prob: Problem) -> tuple[int, int, float]:
+    """(blocks, K slice depth, flops per block)."""
+    s = split_of(spec, p)
+    gx, gy, gz = spec.grid(prob, p.replace(split_k=1) if not spec.extra.get("cluster") else p)
+    blocks = gx * gy * gz
+    if not spec.extra.get("cluster"):
+        blocks *= s
+    kslice = math.ceil(prob.k / s)
+    if spec.extra.get("scheme") == "gemv":
+        flops = 2.0 * prob.m * prob.n * prob.k * prob.batch / max(blocks, 1)
+    else:
+        flops = 2.0 * p.BM * p.BN * kslice
+    return blocks, kslice, flops
+
+
+def resident(spec: KernelSpec, p: TileParams, dev: DeviceInfo, regs: int | None = None) -> int:
+    """Blocks per SM from threads, shared memory and registers (the compiled
+    count where known, else accumulators + 40)."""
+    smem = spec.static_smem(p) + spec.dynamic_smem(p)
+    if regs is None:
+        regs = min(255, max(p.TM * p.TN, 1) + 40)
+    regs = (regs + 7) // 8 * 8
+    by_regs = 65536 // (max(p.threads, 32) * regs)
+    by_smem = (dev.smem_per_sm // (smem + 1024)) if smem else 32
+    return max(1, min(2048 // max(p.threads, 32), 32, by_regs, by_smem))
+
+
+def compute_time(blocks: int, flops: float, per_sm: int, sms: int, F: float, q_sat: int,
+                 t0: float) -> float:
+    """Whole waves of blocks; the last one holds what is left."""
+    if blocks <= 0:
+        return 0.0
+    slots = sms * per_sm
+    full, rem = divmod(blocks, slots)
+    t = 0.0
+    for n, waves in ((slots, full), (rem, 1 if rem else 0)):
+        if not waves:
+            continue
+        q = math.ceil(n / sms)
+        t += waves * (q * flops / (F * min(1.0, q / q_sat)) + t0)
+    return t
+
+
+def dram_bytes(prob: Problem, s: int, two_launch: bool) -> tuple[float, float]:
+    """(bytes of A and B, bytes of the kernel's output: C, or split-K's
+    partial slices, which the reduction reads back)."""
+    mn = prob.m * prob.n * prob.batch
+    ab = 4.0 * (prob.m * prob.k + prob.k * prob.n) * prob.batch
+    out = 4.0 * mn * (s if two_launch else 2 if prob.beta != 0 else 1)
+    return ab, out
+
+
+def memory_time(prob: Problem, s: int, two_launch: bool, bw: float, store: float,
+                mem: float = 1.0) -> float:
+    ab, out = dram_bytes(prob, s, two_launch)
+    return ab / (bw * mem) + out / (bw * store)
+
+
+def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
+            cal: Calibration, regs: int | None = None) -> dict:
+    """Predicted seconds (``total``) and its parts, for explain()."""
+    r = cal.rate(config_key(spec, p))
+    bw = cal.machine.bw_frac * dev.dram_bandwidth_gbs() * 1e9
+    clock = dev.clock_khz / cal.clock_khz if cal.clock_khz else 1.0
+    peak_sm = dev.fp32_peak_tflops() * 1e12 / dev.sm_count
+    F = peak_sm * r.peak_frac * clock * (1.0 if spec.aligned_for(prob) else r.unaligned)
+    blocks, kslice, flops = geometry(spec, p, prob)
+    per_sm = resident(spec, p, dev, regs)
+    two = two_launch_split(spec, p)
+    s = split_of(spec, p)
+    comp = compute_time(blocks, flops, per_sm, dev.sm_count, F, min(r.q_sat, per_sm), r.t0)
+    mem = memory_time(prob, s, two, bw, 1.0 if spec.aligned_for(prob) else r.store, r.mem)
+    n_launch = (1 + prob.batch) if two else 1
+    red = 0.0
+    if two:
+        red = (4.0 * (s + 1 + (prob.beta != 0)) * prob.m * prob.n * prob.batch
+               / bw + cal.machine.launch_gap * prob.batch)
+    gpu = max(comp, mem) + red
+    host = cal.machine.host_base + cal.machine.host_per_launch * (n_launch - 1)
+    return {"total": max(gpu, host), "gpu": gpu, "compute": comp, "memory": mem,
+            "reduction": red, "host": host, "blocks": blocks, "per_sm": per_sm,
+            "kslice": kslice, "launches": n_launch}

@@ -1,0 +1,200 @@
+"""Kernel choice by cost model: every candidate plan for a problem, each
+with its predicted time (cost.py); ``choose`` takes the fastest.
+
+A candidate is a kernel spec, its tile parameters and a K split:
+
+* FP32 FFMA families: rung 9's tiles (``double_buffer``: 256x128, 128x128,
+  64x64, 32x256), the tile template's (``tile``: 128x128, 64x64, 32x32) and
+  its small-problem tiles (``small``), each with K split S ways through a
+  workspace and an ordered reduction (deterministic); the gemv kernels for
+  m or n <= 16; on sm_90, K split inside thread-block clusters
+  (``db_cluster``, ``splitk_cluster``).  Unaligned operands may also be
+  copied to aligned ones first (the pack scheme) where that is predicted
+  faster.
+* ``precision="tf32x3"``: the 3xTF32 tensor-core kernels with the same K
+  splits, *and* every FFMA candidate.  tf32x3 promises FP32-level accuracy,
+  not an instruction: where FFMA is predicted faster (small, skinny and
+  GEMV-like problems), it runs FFMA.
+* ``precision="tf32"``: the TF32 kernels only (their accuracy is the point).
+
+Accuracy is a constraint, not a cost: FP32 rounding error grows with the
+length of each accumulation chain (measured relative error ~1.8e-8 x
+sqrt(K slice) on N(0,1) data, H100), so candidates whose K slice is longer
+than ``acc_slice`` are dropped whenever a split candidate within the
+workspace cap exists.  The bar is FP32 GEMM as users get it: cuBLAS splits K
+itself where the output is small (its error on 288x26x189045 was 2.5x below
+ours at 3700-deep slices), so there slices stay <= 1024; on larger outputs
+<= 4096.  Splits keep slices >= ``MIN_SLICE`` deep.
+
+Only configs the calibration knows are considered (an uncalibrated config
+has no rate to predict with); the precision's own kernel is always there.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import cost
+from .kernels import registry
+from .kernels import schemes as S
+from .kernels.params import TileParams
+from .kernels.spec import KernelSpec
+from .problem import Problem
+from .runtime.device import DeviceInfo
+
+SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+MIN_SLICE = 128          # shallower slices cost more in reduction than they add in blocks
+ACC_SLICE = 4096         # longest FP32 accumulation chain (error ~1.8e-8 sqrt(slice) ~ 1.1e-6)
+ACC_SLICE_SMALL = 1024   # ... where the output has fewer 64x64 tiles than SMs
+FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide"),
+              "tile": ("large", "medium", "small")}
+TC_TILES = {"tf32x3": {"tf32x3_wgmma_rs": ("large", "small"), "tf32x3_mma": ("large", "small")},
+            "tf32": {"tf32_wgmma": ("large", "small"), "tf32_mma": ("large", "small")}}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    spec: KernelSpec
+    params: TileParams
+    pack: bool = False
+    predicted: float = 0.0
+    parts: tuple = ()
+
+    def describe(self) -> dict:
+        return {"kernel": self.spec.name, "params": self.params.as_dict(), "pack": self.pack,
+                "predicted_us": round(self.predicted * 1e6, 2), **dict(self.parts)}
+
+
+def _ok(spec: KernelSpec | None, dev: DeviceInfo) -> bool:
+    return spec is not None and dev.cc_int >= spec.min_cc and dev.arch in spec.archs
+
+
+def _splits(prob: Problem, p: TileParams, dev: DeviceInfo) -> list[int]:
+    """K splits worth weighing for tile p: slices >= MIN_SLICE, the workspace
+    within its cap, and no more blocks than four waves would need."""
+    if prob.batch != 1:
+        return [1]
+    tiles = math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN)
+    acc = acc_slice(prob, dev)
+    out = []
+    for s in SPLITS:
+        if s > 1 and (prob.k < s * MIN_SLICE
+                      or 4 * s * prob.m * prob.n > cost.WORKSPACE_MAX_BYTES):
+            continue
+        # past 8 waves of blocks only the first split that is accurate enough
+        if tiles * s > 8 * dev.sm_count and out and math.ceil(prob.k / out[-1]) <= acc:
+            break
+        out.append(s)
+    return out
+
+
+def acc_slice(prob: Problem, dev: DeviceInfo) -> int:
+    tiles64 = math.ceil(prob.m / 64) * math.ceil(prob.n / 64) * prob.batch
+    return ACC_SLICE_SMALL if tiles64 < dev.sm_count else ACC_SLICE
+
+
+def _base(prob: Problem, precision: str, dev: DeviceInfo) -> list[tuple[KernelSpec, TileParams]]:
+    K = registry.KERNELS
+    out: list[tuple[KernelSpec, TileParams]] = []
+    ffma = precision in ("ieee", "tf32x3")
+    if ffma:
+        for name, configs in FFMA_TILES.items():
+            spec = K.get(name)
+            if _ok(spec, dev):
+                pool = spec.configs if name == "double_buffer" else S.TILE_CONFIGS
+                out += [(spec, pool[c]) for c in configs if c in pool]
+        small = K.get("small")
+        if _ok(small, dev) and prob.flops <= 2 * 1024 ** 3 * max(1, prob.batch):
+            out += [(small, p) for n, p in S.SMALL_CONFIGS.items() if n != "s64x64"]
+        if S.gemv_applies(prob):
+            for name in ("gemv", "gemv_wide"):
+                spec = K.get(name)
+                if _ok(spec, dev) and (name == "gemv" or S.x_rows_contiguous(prob)):
+                    out.append((spec, spec.extra["choose"](prob, dev.sm_count)))
+        if prob.batch == 1:
+            db = K.get("db_cluster")
+            if _ok(db, dev):
+                from .dispatch import cluster_capacity, db_tall_config
+                p = S.choose_db_cluster(prob, dev.sm_count, cluster_capacity(dev))
+                out.append((db, p))
+                tall = db_tall_config(prob, dev)
+                if tall is not None:
+                    out.append((db, tall))
+            cl = K.get("splitk_cluster")
+            if _ok(cl, dev):
+                out.append((cl, S.choose_cluster(prob, dev.sm_count)))
+    for name, configs in TC_TILES.get(precision, {}).items():
+        spec = K.get(name)
+        if _ok(spec, dev):
+            out += [(spec, spec.configs[c]) for c in configs if c in spec.configs]
+    return out
+
+
+def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
+               cal: cost.Calibration | None = None) -> list[Candidate]:
+    """Every candidate with its prediction, fastest first."""
+    from . import packing
+    cal = cal or cost.calibration(dev)
+    own = None
+    if precision != "ieee":
+        from .dispatch import auto_spec
+        own = auto_spec(precision, dev)
+    out: list[Candidate] = []
+    # the pack scheme (copies to aligned operands) is an FP32-FFMA scheme
+    packed = _aligned_copy(prob) if precision == "ieee" and packing.wants_pack(prob) else None
+    for spec, p in _base(prob, precision, dev):
+        if cost.config_key(spec, p) not in cal.rates and spec is not own:
+            continue
+        if spec.can_implement(p, dev.smem_optin):
+            continue
+        if spec.extra.get("cluster") and (math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN)
+                                          >= dev.sm_count):
+            continue        # K split in clusters exists to fill a wave that tiles cannot
+        two = cost.two_launch_split(spec, p.replace(split_k=2)) and spec.extra.get(
+            "scheme") != "gemv"
+        for s in _splits(prob, p, dev) if two else [p.split_k]:
+            q = p.replace(split_k=s) if two else p
+            d = cost.predict(spec, q, prob, dev, cal)
+            out.append(Candidate(spec, q.replace(pack=0) if packed else q, False, d["total"],
+                                 tuple(d.items())))
+            if packed is not None and spec.vector_loads and spec.extra.get("scheme") not in (
+                    "gemv", "cluster"):
+                d = cost.predict(spec, q, packed, dev, cal)
+                extra = packing.extra_bytes(prob) / (cal.machine.bw_frac
+                                                     * dev.dram_bandwidth_gbs() * 1e9)
+                host = cal.machine.host_per_launch * 3
+                t = max(d["gpu"] + extra + 3 * cal.machine.launch_gap, d["host"] + host)
+                out.append(Candidate(spec, q.replace(pack=1), True, t,
+                                     tuple(dict(d, total=t, pack_copies=extra).items())))
+    acc = acc_slice(prob, dev)
+    accurate = [c for c in out if _slice(c, prob) <= acc]
+    if accurate and len(accurate) < len(out):
+        out = accurate
+    # host-bound problems predict the same total for many plans: then the
+    # one with the least GPU time (it leaves the GPU free soonest)
+    return sorted(out, key=lambda c: (c.predicted, dict(c.parts)["gpu"]))
+
+
+def _slice(c: Candidate, prob: Problem) -> int:
+    return cost.geometry(c.spec, c.params, prob)[1]
+
+
+def _aligned_copy(prob: Problem) -> Problem:
+    """The problem as the pack scheme hands it to the kernel: aligned."""
+    r4 = lambda x: -(-x // 4) * 4  # noqa: E731
+    return Problem(**{**prob.__dict__, "a": prob.a - prob.a % 16, "b": prob.b - prob.b % 16,
+                      "c": prob.c - prob.c % 16, "lda": r4(prob.lda), "ldb": r4(prob.ldb),
+                      "ldc": r4(prob.ldc)})
+
+
+def choose(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
+           ) -> tuple[KernelSpec, TileParams] | None:
+    cands = candidates(prob, dev, precision)
+    if not cands:
+        return None
+    return cands[0].spec, cands[0].params
+
+
+def best_time(prob: Problem, dev: DeviceInfo, precision: str = "ieee") -> float | None:
+    cands = candidates(prob, dev, precision)
+    return cands[0].predicted if cands else None
