@@ -126,6 +126,7 @@ def calibration_paths(dev: DeviceInfo, user_dir: Path | None) -> list[Path]:
         out.append(user_dir / f"cost-{key}.json")
     out.append(DATA_DIR / f"cost-{key}.json")
     out += sorted(DATA_DIR.glob(f"cost-*-{dev.arch}.json"))
+    out += sorted(DATA_DIR.glob("cost-*.json"))     # rates are fractions of peak: any GPU's carry over
     return out
 
 

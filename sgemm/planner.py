@@ -32,6 +32,7 @@ has no rate to predict with); the precision's own kernel is always there.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from . import cost
@@ -166,6 +167,8 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
                 t = max(d["gpu"] + extra + 3 * cal.machine.launch_gap, d["host"] + host)
                 out.append(Candidate(spec, q.replace(pack=1), True, t,
                                      tuple(dict(d, total=t, pack_copies=extra).items())))
+    if packed is not None and os.environ.get("SGEMM_PACK") == "always":
+        out = [c for c in out if c.pack] or out      # forced, for tests and A/B runs
     acc = acc_slice(prob, dev)
     accurate = [c for c in out if _slice(c, prob) <= acc]
     if accurate and len(accurate) < len(out):

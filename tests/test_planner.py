@@ -1,0 +1,78 @@
+"""The cost model, the calibration fit and the planner, on the CPU: what
+must hold whatever the calibration says."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sgemm import calibrate, cost, planner
+from sgemm.kernels import registry
+
+from test_dispatch import A100, H100, prob  # noqa: E402  (tests/ is on sys.path, rootdir-style)
+
+
+@pytest.mark.parametrize("m,n,k", [(128, 128, 131072), (17, 27, 135224), (300, 200, 50000),
+                                   (2048, 256, 16384)])
+def test_deep_k_is_split_within_the_accuracy_cap(m, n, k):
+    for prec in ("ieee", "tf32x3"):
+        c = planner.candidates(prob(m, n, k), H100, prec)[0]
+        kslice = cost.geometry(c.spec, c.params, prob(m, n, k))[1]
+        assert kslice <= planner.acc_slice(prob(m, n, k), H100), c.describe()
+
+
+@pytest.mark.parametrize("m,n,k", [(4096, 4096, 4096), (1, 4096, 4096), (35, 79, 19),
+                                   (20480, 32, 5120)])
+def test_precisions_keep_their_contract(m, n, k):
+    for prec, allowed in (("ieee", {"ieee"}), ("tf32x3", {"ieee", "tf32x3"}), ("tf32", {"tf32"})):
+        for c in planner.candidates(prob(m, n, k), H100, prec):
+            assert c.spec.precision in allowed, (prec, c.describe())
+
+
+def test_tf32x3_takes_tensor_cores_on_large_problems():
+    c = planner.candidates(prob(4096, 4096, 4096), H100, "tf32x3")[0]
+    assert c.spec.precision == "tf32x3", c.describe()
+
+
+def test_uncalibrated_gpu_still_plans():
+    """An A100 has no calibration of its own: the shipped one's fractions of
+    peak carry over, and no sm_90-only kernel is offered."""
+    cs = planner.candidates(prob(1000, 1000, 1000), A100, "ieee")
+    assert cs and all(A100.arch in c.spec.archs for c in cs)
+
+
+def test_predictions_grow_with_work():
+    spec = registry.KERNELS["double_buffer"]
+    p = spec.configs["large"]
+    cal = cost.calibration(H100)
+    t = [cost.predict(spec, p, prob(4096, 4096, k), H100, cal)["gpu"] for k in (256, 1024, 4096)]
+    assert t[0] < t[1] < t[2]
+
+
+def test_fit_recovers_a_known_rate():
+    """Synthetic sweep rows made by the model from a known rate: the grid
+    search finds it (to the grid's step)."""
+    spec = registry.KERNELS["tile"]
+    true = cost.Rate(peak_frac=0.4, q_sat=2, t0=3e-6)
+    cal = cost.Calibration(H100.name, cost.Machine(), {}, H100.clock_khz)
+    rows = []
+    for i, (m, n, k) in enumerate([(256, 256, 4096), (1024, 1024, 1024), (4096, 512, 2048),
+                                   (128, 128, 8192), (2048, 2048, 256), (640, 320, 640)]):
+        canon = dict(m=m, n=n, k=k, batch=1, ta=False, tb=False, aligned=True)
+        pr = calibrate.problem_of(canon)
+        cands = {}
+        for name in ("medium",):
+            q = spec.configs.get(name) or __import__("sgemm.kernels.schemes", fromlist=["x"]).TILE_CONFIGS[name]
+            cal.rates[cost.config_key(spec, q)] = true
+            t = cost.predict(spec, q, pr, H100, cal)["gpu"]
+            cands[name] = {"kernel": "tile", "params": q.as_dict(), "gpu_ms": t * 1e3}
+        rows.append({"canon": canon, "cands": cands})
+    fitted, errs = calibrate.fit(rows, H100)
+    (key, r), = fitted.rates.items()
+    assert math.isclose(r.peak_frac, 0.4, rel_tol=0.1) and errs[key] < 0.05, (r, errs)
+
+
+def test_shipped_calibration_loads():
+    cal = cost.calibration(H100)
+    assert cal.rates and cal.source.endswith(".json")
+    assert all(0 < r.peak_frac <= 3 for r in cal.rates.values())
