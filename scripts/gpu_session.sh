@@ -38,8 +38,8 @@
 #   judge     the random-problem judge (.judge/judge.py, a copy of
 #             ../shared/tools/judge.py) with a fresh seed, $JUDGE_ARGS;
 #             a second `judge` step writes judge-2.*, a third judge-3.*
-#   sweep     scripts/planner_sweep.py: every candidate plan timed on problems
-#             drawn with $SWEEP_SEED (never a reported judge seed)
+#   sweep     `sgemm tune --calibrate`: candidate plans timed and the cost model
+#             fitted ($OUT/cost.json, the rows in $OUT/sweep.json)
 #   bundle    tar everything under $OUT into $OUT/bundle.tgz (put it last)
 # Writes logs and results under $OUT (the device tool brings them back; it
 # returns at most 8 files, so steps that make many files tar them).
@@ -176,10 +176,11 @@ for step in "$@"; do
         | tee "$OUT/judge-$j.log" | tail -32
       summary+=("judge-$j: $(grep -E '^seed|^   all' "$OUT/judge-$j.log" | tr -s ' ' | tr '\n' ' ')") ;;
     sweep)
-      python3 scripts/planner_sweep.py --judge .judge/judge.py --seed "${SWEEP_SEED:-9001}" \
-        --n "${SWEEP_N:-150}" --deadline "${SWEEP_S:-300}" --out "$OUT/sweep.json" 2>&1 \
-        | tee "$OUT/sweep.log" | tail -20
-      summary+=("sweep: $(grep -c cuBLAS "$OUT/sweep.log") problems") ;;
+      # the cost model's calibration: candidate plans timed on problems drawn
+      # from sgemm.calibrate.sample, then fitted (sgemm tune --calibrate)
+      python3 -m sgemm.cli tune --calibrate --seconds "${SWEEP_S:-240}" --n "${SWEEP_N:-300}" \
+        --save-sweep "$OUT/sweep.json" --out "$OUT/cost.json" 2>&1 | tee "$OUT/sweep.log" | tail -8
+      summary+=("sweep: $(tail -1 "$OUT/sweep.log")") ;;
     bundle)
       # everything under $OUT in one archive (the device tool returns <= 8 files)
       tar czf /tmp/bundle.tgz -C "$OUT" . && find "$OUT" -mindepth 1 -delete \

@@ -125,3 +125,233 @@ def fit(rows: list[dict], dev: DeviceInfo, machine: cost.Machine | None = None
             continue
         rates[key], errs[key] = fit_config(_features(pts, dev, bw), dev)
     return cost.Calibration(dev.name, machine, rates, dev.clock_khz, "fit"), errs
+
+
+# ---- measuring (needs a GPU and CuPy) ------------------------------------------------------
+CATEGORIES = (("general", 0.30), ("layer", 0.25), ("batched", 0.15), ("skinny", 0.15),
+              ("deep-k", 0.15))
+MAX_BYTES = 2 << 30
+MAX_FLOPS = 1e12
+
+
+def _loguni(r, lo, hi) -> int:
+    return int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))
+
+
+def draw(r, cat: str) -> dict:
+    """One problem of the distribution the planner is calibrated for: what
+    users call (any shape; transformer layers forward and backward;
+    batched and attention products; one small side; deep K).  Stated here
+    so that a calibration never depends on a benchmark's own sample."""
+    ta, tb, batch = r.random() < 0.3, r.random() < 0.3, 1
+    if cat == "general":
+        m, n, k = (_loguni(r, 1, 16384) for _ in range(3))
+    elif cat == "layer":
+        t, d = _loguni(r, 1, 16384), 256 * _loguni(r, 2, 32)
+        i, o = d, d * r.choice((1, 3, 4))
+        m, n, k, ta, tb = r.choice(((t, o, i, False, True), (t, i, o, False, False),
+                                    (o, i, t, True, False)))
+    elif cat == "batched":
+        batch = _loguni(r, 2, 2048)
+        m, n, k = (_loguni(r, 8, 1024) for _ in range(3))
+    elif cat == "skinny":
+        small, b1, b2 = _loguni(r, 1, 64), _loguni(r, 256, 16384), _loguni(r, 256, 16384)
+        m, n, k = r.choice(((small, b1, b2), (b1, small, b2), (b1, b2, small)))
+    else:
+        m, n, k = _loguni(r, 16, 1024), _loguni(r, 16, 1024), _loguni(r, 8192, 262144)
+    return dict(cat=cat, m=m, n=n, k=k, ta=ta, tb=tb, batch=batch)
+
+
+def sample(seed: int, n: int) -> list[dict]:
+    import random
+    r = random.Random(seed)
+    names, weights = zip(*CATEGORIES)
+    out = []
+    while len(out) < n:
+        p = draw(r, r.choices(names, weights)[0])
+        by = 4 * p["batch"] * (p["m"] * p["k"] + p["k"] * p["n"] + 2 * p["m"] * p["n"])
+        if by < MAX_BYTES and 2.0 * p["m"] * p["n"] * p["k"] * p["batch"] < MAX_FLOPS:
+            out.append(p)
+    return out
+
+
+def _operands(cp, p, seed=None):
+    m, n, k, bt = p["m"], p["n"], p["k"], p["batch"]
+    sa = (k, m) if p["ta"] else (m, k)
+    sb = (n, k) if p["tb"] else (k, n)
+    lead = (bt,) if bt > 1 else ()
+    if seed is None:
+        return (cp.empty(lead + sa, cp.float32), cp.empty(lead + sb, cp.float32),
+                cp.empty(lead + (m, n), cp.float32))
+    rs = cp.random.RandomState(seed)
+    return (rs.standard_normal(lead + sa, dtype=cp.float32),
+            rs.standard_normal(lead + sb, dtype=cp.float32), cp.empty(lead + (m, n), cp.float32))
+
+
+def _menu(prob: Problem, dev: DeviceInfo, keep: float = 6.0):
+    """What to time for one problem: every candidate of either FP32-accurate
+    precision whose geometry alone (default rates) is within ``keep`` x the
+    best; split-K at powers of two."""
+    from . import planner
+    base = cost.default_calibration(dev)
+    seen, out = set(), []
+    for prec in ("ieee", "tf32x3"):
+        for c in planner.candidates(prob, dev, prec, cal=base, everything=True):
+            s = c.params.split_k
+            if c.pack or (s & (s - 1) and cost.two_launch_split(c.spec, c.params)):
+                continue
+            key = (c.spec.name, c.params.replace(pack=1))
+            if key not in seen:
+                seen.add(key)
+                out.append(c)
+    best = min((c.predicted for c in out), default=0.0)
+    return [c for c in out if c.predicted <= keep * best]
+
+
+def measure(n: int = 150, seed: int = 1, seconds: float = 120.0, log=print) -> dict:
+    """Sweep rows (see the module docstring) for problems of ``sample``."""
+    import time
+
+    import cupy as cp
+
+    from . import dispatch, tune
+    from .plan import Plan, direct_launches
+    from .runtime import device as devmod
+    from .runtime import launcher
+
+    dev = devmod.info(cp.cuda.Device().id)
+    probs = sample(seed, n)
+    t_end = time.time() + seconds
+    items = set()                        # compile everything first, in parallel
+    menus = []
+    for p in probs:
+        a, b, c = _operands(cp, dict(p, batch=min(p["batch"], 2)))
+        canon = Plan(a, b, c, trans_a=p["ta"], trans_b=p["tb"], _ndims=(a.ndim,)).problems[0]
+        canon = Problem(**{**canon.__dict__, "batch": p["batch"]})
+        menus.append(_menu(canon, dev))
+        for cand in menus[-1]:
+            q = cand.params.replace(split_k=1) if cost.two_launch_split(
+                cand.spec, cand.params) else cand.params
+            items.add((*tune._instantiation(cand.spec, q, canon), dev.arch))
+    t0 = time.time()
+    tune.compile_all(sorted(items))
+    log(f"calibrate: compiled {len(items)} instantiations in {time.time() - t0:.0f} s")
+    stream = cp.cuda.Stream(non_blocking=True)
+    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+
+    def once(ls):
+        e0.record(stream)
+        for l in ls:
+            launcher.launch(l.kernel, l.grid, l.block, l.smem, stream.ptr, l.args)
+        e1.record(stream)
+        e1.synchronize()
+        return cp.cuda.get_elapsed_time(e0, e1)
+
+    rows = []
+    for i, (p, menu) in enumerate(zip(probs, menus)):
+        if time.time() > t_end:
+            break
+        a, b, c = _operands(cp, p, seed * 1000 + i)
+        A = a.swapaxes(-1, -2) if p["ta"] else a
+        B = b.swapaxes(-1, -2) if p["tb"] else b
+        with stream:
+            cp.matmul(A, B, out=c)
+            ref = c.copy()
+            nref = float(cp.linalg.norm(ref)) or 1.0
+        cub = once_fn_ms(cp, stream, lambda: cp.matmul(A, B, out=c))
+        plan = Plan(a, b, c, trans_a=p["ta"], trans_b=p["tb"], _ndims=(a.ndim,))
+        pr = plan.problems
+        row = dict(p, cublas_ms=cub, cands={}, canon=dict(
+            m=pr[0].m, n=pr[0].n, k=pr[0].k, batch=pr[0].batch, ta=pr[0].ta, tb=pr[0].tb,
+            aligned=pr[0].aligned, pieces=len(pr)))
+        for cand in menu:
+            spec, q = cand.spec, cand.params
+            r = {"kernel": spec.name, "params": q.as_dict()}
+            try:
+                ls = (dispatch.scheme_launches(pr, spec, q, "splitk", dev)
+                      if dispatch.scheme_for(spec, q, pr[0]) == "splitk"
+                      else direct_launches(pr, spec, q, dev))
+                with stream:
+                    c.fill(cp.nan)
+                once(ls)
+                one = once(ls)
+                with stream:
+                    err = float(cp.linalg.norm(c - ref)) / nref
+                if not math.isfinite(err) or err > 1e-3:
+                    r["bad"] = err
+                elif one > 6 * cub:
+                    r["gpu_ms"] = one
+                else:
+                    r["gpu_ms"] = tune.time_launches(ls, stream, reps=5, target_ms=1.0,
+                                                     graph=one < 0.2)
+            except Exception as ex:  # noqa: BLE001 -- recorded, the sweep goes on
+                r["error"] = f"{type(ex).__name__}: {str(ex)[:160]}"
+            row["cands"][f"{spec.name}:{q.BM}x{q.BN}x{q.BK}:{q.threads}:s{q.split_k}"] = r
+        rows.append(row)
+        log(f"{i:3d} {p['cat']:8s} {p['batch']}x{p['m']}x{p['n']}x{p['k']} "
+            f"{len(row['cands'])} plans, cuBLAS {cub * 1e3:.1f} us")
+        del a, b, c, A, B, ref
+        cp.get_default_memory_pool().free_all_blocks()
+    return {"seed": seed, "device": dev.name, "clock_khz": dev.clock_khz, "rows": rows}
+
+
+def once_fn_ms(cp, stream, fn) -> float:
+    """Median ms of fn on ``stream`` (events around batches)."""
+    from .tune import batch_times
+
+    def run():
+        with stream:
+            fn()
+    times, _ = batch_times(run, stream, reps=5, target_ms=2.0)
+    return times[len(times) // 2]
+
+
+def main(argv=None) -> int:
+    import argparse
+    import json
+    from pathlib import Path
+    ap = argparse.ArgumentParser(prog="sgemm tune --calibrate",
+                                 description="measure and fit the cost model on this GPU")
+    ap.add_argument("--seconds", type=float, default=120.0, help="measuring budget")
+    ap.add_argument("--n", type=int, default=200, help="problems drawn")
+    ap.add_argument("--seed", type=int, default=None, help="default: a fresh one")
+    ap.add_argument("--sweep", help="fit this sweep file instead of measuring (no GPU)")
+    ap.add_argument("--save-sweep", help="also write the measured rows here")
+    ap.add_argument("--device", help="with --sweep: a device model (h100, a100, ...)")
+    ap.add_argument("--out", help="calibration file (default: the user's for this GPU)")
+    args = ap.parse_args(argv)
+    if args.sweep:
+        data = json.loads(Path(args.sweep).read_text())
+        from .tune import DEVICE_MODELS
+        dev = DEVICE_MODELS[args.device] if args.device else _sweep_device(data)
+    else:
+        import random
+        from .runtime import device as devmod
+        seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 30)
+        data = measure(args.n, seed, args.seconds)
+        dev = devmod.info(0)
+        if args.save_sweep:
+            Path(args.save_sweep).write_text(json.dumps(data))
+    cal, errs = fit(data["rows"], dev)
+    out = Path(args.out) if args.out else cost.user_path(dev)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    doc = cal.to_json()
+    doc["fit_rms_log_error"] = {k: round(v, 3) for k, v in sorted(errs.items())}
+    doc["points"] = sum(1 for _ in points(data["rows"]))
+    out.write_text(json.dumps(doc, indent=1))
+    cost.forget()
+    print(f"calibrated {len(cal.rates)} configs from {doc['points']} timings "
+          f"(median fit error {sorted(errs.values())[len(errs) // 2]:.2f} in log time) -> {out}")
+    return 0
+
+
+def _sweep_device(data: dict) -> DeviceInfo:
+    from .tune import DEVICE_MODELS
+    for d in DEVICE_MODELS.values():
+        if d.name == data.get("device"):
+            return d
+    raise SystemExit(f"no device model named {data.get('device')!r}: pass --device")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

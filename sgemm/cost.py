@@ -131,6 +131,20 @@ def calibration_paths(dev: DeviceInfo, user_dir: Path | None) -> list[Path]:
 
 
 def calibration(dev: DeviceInfo, user_dir: Path | None = None) -> Calibration:
+    if user_dir is None:
+        from .runtime.compiler import cache_dir
+        user_dir = cache_dir()
+    return _calibration(dev, user_dir)
+
+
+def user_path(dev: DeviceInfo) -> Path:
+    """Where ``sgemm tune --calibrate`` writes this GPU's calibration."""
+    from .dispatch import gpu_key
+    from .runtime.compiler import cache_dir
+    return cache_dir() / f"cost-{gpu_key(dev)}.json"
+
+
+def _calibration(dev: DeviceInfo, user_dir: Path) -> Calibration:
     """This GPU's calibration (cached per device and directory).  Rates are
     fractions of the SM's peak and the bandwidth a fraction of the datasheet's,
     so a sibling GPU's calibration (same arch) carries over."""

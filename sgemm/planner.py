@@ -132,8 +132,10 @@ def _base(prob: Problem, precision: str, dev: DeviceInfo) -> list[tuple[KernelSp
 
 
 def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
-               cal: cost.Calibration | None = None) -> list[Candidate]:
-    """Every candidate with its prediction, fastest first."""
+               cal: cost.Calibration | None = None, everything: bool = False
+               ) -> list[Candidate]:
+    """Every candidate with its prediction, fastest first.  ``everything``
+    (calibration runs): uncalibrated configs too, no accuracy filter."""
     from . import packing
     cal = cal or cost.calibration(dev)
     own = None
@@ -144,7 +146,7 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
     # the pack scheme (copies to aligned operands) is an FP32-FFMA scheme
     packed = _aligned_copy(prob) if precision == "ieee" and packing.wants_pack(prob) else None
     for spec, p in _base(prob, precision, dev):
-        if cost.config_key(spec, p) not in cal.rates and spec is not own:
+        if cost.config_key(spec, p) not in cal.rates and spec is not own and not everything:
             continue
         if spec.can_implement(p, dev.smem_optin):
             continue
@@ -167,6 +169,8 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
                 t = max(d["gpu"] + extra + 3 * cal.machine.launch_gap, d["host"] + host)
                 out.append(Candidate(spec, q.replace(pack=1), True, t,
                                      tuple(dict(d, total=t, pack_copies=extra).items())))
+    if everything:
+        return out
     if packed is not None and os.environ.get("SGEMM_PACK") == "always":
         out = [c for c in out if c.pack] or out      # forced, for tests and A/B runs
     acc = acc_slice(prob, dev)

@@ -797,6 +797,10 @@ def _precompile(args) -> int:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--calibrate" in argv:            # the cost model's calibration (sgemm/calibrate.py)
+        from . import calibrate
+        return calibrate.main([a for a in argv if a != "--calibrate"])
     ap = argparse.ArgumentParser(prog="sgemm tune", description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", help="shapes file: 'M N K [transA transB] [batch]' per line")
     ap.add_argument("--show", action="store_true", help="print the tuned table(s) for this GPU")
