@@ -5,7 +5,9 @@
     sgemm info [--json] [--no-measure]
     sgemm profile KERNEL --size M N K [--warmup W] [--out DIR]
     sgemm plot RESULTS.json [--readme README.md] [--docs docs/kernels.md] [--out DIR]
+    sgemm results [--check] [--root DIR]
     sgemm tune ...          (sgemm.tune.main)
+    sgemm --version         (``python -m sgemm ...`` is the same command)
 
 Errors a user can act on (no GPU, a bad size list, a missing tool) end with
 one sentence on stderr and a non-zero exit code, never a traceback.
@@ -104,6 +106,20 @@ def cmd_plot(args, argv) -> int:
     return 0
 
 
+def cmd_results(args, argv) -> int:
+    from .bench import claims
+    missing = claims.missing_files(args.root)
+    if missing:
+        raise CliError(f"sgemm results: {len(missing)} claimed file(s) missing from "
+                       f"{claims.RESULTS}: {', '.join(missing)}")
+    changed = claims.update(args.root, check=args.check)
+    for c in changed:
+        print(f"{c}: {'out of date' if args.check else 'rewritten'}")
+    if not changed:
+        print("README, docs tables and bench/results/README.md are up to date")
+    return 1 if args.check and changed else 0
+
+
 def cmd_tune(argv) -> int:
     import importlib
     try:
@@ -121,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .bench.bench import add_arguments
     p = argparse.ArgumentParser(
         prog="sgemm", description="Hand-written FP32 GEMM kernels: benchmark, inspect, profile.")
+    from . import __version__
+    p.add_argument("--version", action="version", version=f"sgemm {__version__}")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
 
@@ -157,6 +175,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", metavar="DIR", help="plot directory (default: beside the JSON)")
     pl.add_argument("--quiet", action="store_true", help="do not print the summary table")
     pl.set_defaults(fn=cmd_plot)
+
+    rs = sub.add_parser("results", help="regenerate the README results table, the docs' "
+                        "generated tables and bench/results/README.md from the committed "
+                        "results (sgemm/bench/claims.py)")
+    rs.add_argument("--check", action="store_true",
+                    help="change nothing; exit 1 if any generated text is out of date")
+    rs.add_argument("--root", default=".", help="checkout root (default: current directory)")
+    rs.set_defaults(fn=cmd_results)
 
     sub.add_parser("tune", help="autotune tile configurations (sgemm.tune)", add_help=False)
     return p

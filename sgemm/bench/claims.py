@@ -1,0 +1,492 @@
+"""Every claim the README and the reference docs make, the committed file(s)
+in ``bench/results/`` behind it, and the command that made them.
+
+One list (``CLAIMS``) feeds three generated outputs, so no number is typed by
+hand and nothing is listed twice:
+
+* the README's results table (``<!-- sgemm:table:claims:start/end -->``),
+  one row per claim that has a README value, one number per cell;
+* tables in the docs (``accuracy-tf32x3`` in docs/accuracy.md,
+  ``sanitizers`` in docs/reliability.md);
+* ``bench/results/README.md``, the index: each claim, its files, its command,
+  and every file of the directory under the claim that keeps it.
+
+    sgemm results              # rewrite all three from the committed files
+    sgemm results --check      # exit 1 if any of them is out of date (CI)
+
+Judge rows report the median of the seeds' values (three fresh seeds of 120
+random problems each); ratios are cuBLAS time / sgemm time, so above 1 means
+sgemm is faster.
+"""
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+RESULTS = Path("bench") / "results"
+INDEX = RESULTS / "README.md"
+
+
+class Evidence:
+    """The files of one results directory, read once each."""
+
+    def __init__(self, root: str | Path = "."):
+        self.dir = Path(root) / RESULTS
+        self._cache: dict[str, object] = {}
+
+    def text(self, name: str) -> str:
+        if name not in self._cache:
+            self._cache[name] = (self.dir / name).read_text()
+        return self._cache[name]
+
+    def json(self, name: str):
+        key = "json:" + name
+        if key not in self._cache:
+            self._cache[key] = json.loads(self.text(name))
+        return self._cache[key]
+
+
+@dataclass(frozen=True)
+class Claim:
+    key: str                          # stable id (index anchor, tests)
+    text: str                         # the claim, without its number
+    files: tuple[str, ...]            # names in bench/results/, the evidence
+    command: str                      # what wrote the files (on a GPU machine)
+    cited_in: tuple[str, ...]         # where the claim is made
+    value: Callable[[Evidence], str] | None = None   # README cell: one number
+    note: str = ""                    # how the command was narrowed, if it was
+
+    @property
+    def in_readme(self) -> bool:
+        return self.value is not None
+
+
+# -- value helpers ---------------------------------------------------------------------------
+def _x(v: float) -> str:
+    return f"{v:.2f}×"
+
+
+def _judge(files, prec: str, stat: str):
+    def value(ev: Evidence) -> str:
+        return _x(statistics.median(ev.json(f)["summary"][prec]["all"][stat] for f in files))
+    return value
+
+
+def _judge_errors(files):
+    def value(ev: Evidence) -> str:
+        bad = n = 0
+        for f in files:
+            for s in ev.json(f)["summary"].values():
+                bad += s["err_over_2x_cublas"]
+                n += s["all"]["n"]
+        return f"{bad} of {n}"
+    return value
+
+
+def _suite(path: tuple[str, ...], fmt: str):
+    def value(ev: Evidence) -> str:
+        v = ev.json(SUITE)["summary"]
+        for p in path:
+            v = v[p]
+        return fmt.format(v)
+    return value
+
+
+def _ladder_pct(rung: int, size: int):
+    def value(ev: Evidence) -> str:
+        doc = ev.json(LADDER)
+
+        def tflops(pred):
+            r = next(r for r in doc["results"] if pred(r) and r["shape"]["m"] == size
+                     and r["shape"]["n"] == size and r["shape"]["k"] == size)
+            return r["tflops"]
+        ours = tflops(lambda r: r.get("kind") == "sgemm" and r.get("id") == rung)
+        ref = tflops(lambda r: r["runner"] == "cublas")
+        return f"{100 * ours / ref:.0f} %"
+    return value
+
+
+def _tf32x3_sustained(n: int):
+    def value(ev: Evidence) -> str:
+        row = next(r for r in ev.json(TF32X3)["sustain"]["rows"] if r["n"] == n)
+        ours = max(v["tflops"] for k, v in row.items() if k.startswith("tf32x3_wgmma_rs/large"))
+        return _x(ours / row["cublas_fp32"]["tflops"])
+    return value
+
+
+def _tf32x3_error(k: int):
+    def value(ev: Evidence) -> str:
+        row = next(r for r in ev.json(TF32X3)["accuracy"]["table"]
+                   if r["dist"] == "normal" and r["K"] == k)
+        return _x(row["tf32x3_wgmma_rs"]["fro"] / row["cublas_fp32"]["fro"])
+    return value
+
+
+def _summa(gpus: int, n: int, field: str, fmt: str, scale: float = 1.0):
+    def value(ev: Evidence) -> str:
+        r = next(r for r in ev.json(DIST)["runs"]
+                 if r["scheme"] == "summa" and r.get("launcher") == "threads"
+                 and r.get("local_gemm") == "sgemm" and r.get("precision") is None
+                 and r["gpus"] == gpus and r["n"] == n)
+        return fmt.format(r[field] * scale)
+    return value
+
+
+def pytest_counts(text: str) -> dict[str, int]:
+    """Counts from pytest's last summary line ('3 failed, 20 passed in 5s')."""
+    line = [ln for ln in text.strip().splitlines() if re.search(r"\d+ (passed|failed)", ln)][-1]
+    return {w: int(n) for n, w in re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|"
+                                             r"xpassed|deselected)", line)}
+
+
+def _tests(name: str):
+    def value(ev: Evidence) -> str:
+        c = pytest_counts(ev.text(name))
+        run = c.get("passed", 0) + c.get("failed", 0) + c.get("error", 0) + c.get("errors", 0)
+        return f"{c.get('passed', 0)} of {run}"
+    return value
+
+
+def sanitizer_errors(doc) -> int:
+    return sum(t["errors"] or 0 for t in doc["tools"].values())
+
+
+def _sanitizer(name: str):
+    def value(ev: Evidence) -> str:
+        return str(sanitizer_errors(ev.json(name)))
+    return value
+
+
+# -- the claims ------------------------------------------------------------------------------
+JUDGE = tuple(f"judge-h100-2026-11-25-{s}.json" for s in "abc")
+SUITE = "suite-h100-2026-11-25.json"
+LADDER = "ladder-h200-2026-11-22.json"
+TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
+DIST = "distributed-h200x4-2026-11-22.json"
+SANITIZER_LATEST = "sanitizer-db-cluster-h200-2026-11-22.json"
+
+_JUDGE_CMD = "bash scripts/gpu_session.sh judge judge judge"
+_SUITE_CMD = "bash scripts/gpu_session.sh suite"
+_TC_CMD = "python scripts/tc_check.py"
+_DIST_CMD = "EXTRA_PRECISION=tf32x3 bash scripts/gpu_distributed.sh"
+_SAN_CMD = "bash scripts/gpu_session.sh sanitize"
+_SAN_ONLY = "SANITIZE_ARGS=\"--only KERNEL,...\" narrowed it to the kernels listed"
+_FFMA = "`precision=\"ieee\"` (FP32 FFMA)"
+_TC = "`precision=\"tf32x3\"` (3xTF32 on tensor cores)"
+
+CLAIMS: tuple[Claim, ...] = (
+    # Headline: random problems nobody tuned for, and the public suite.
+    Claim("judge-ieee-geomean", f"Random problems, {_FFMA}: cuBLAS time ÷ sgemm time, "
+          "geometric mean", JUDGE, _JUDGE_CMD, ("README.md",), _judge(JUDGE, "ieee", "geomean")),
+    Claim("judge-ieee-p10", f"Random problems, {_FFMA}: 10th percentile of that ratio",
+          JUDGE, _JUDGE_CMD, ("README.md",), _judge(JUDGE, "ieee", "p10")),
+    Claim("judge-ieee-min", f"Random problems, {_FFMA}: worst problem", JUDGE, _JUDGE_CMD,
+          ("README.md",), _judge(JUDGE, "ieee", "min")),
+    Claim("judge-tf32x3-geomean", f"Random problems, {_TC} against cuBLAS FP32: "
+          "geometric mean", JUDGE, _JUDGE_CMD, ("README.md",),
+          _judge(JUDGE, "tf32x3", "geomean")),
+    Claim("judge-tf32x3-p10", f"Random problems, {_TC}: 10th percentile", JUDGE, _JUDGE_CMD,
+          ("README.md",), _judge(JUDGE, "tf32x3", "p10")),
+    Claim("judge-errors", "Random problems whose error exceeds twice cuBLAS FP32's "
+          "(both precisions, every seed)", JUDGE, _JUDGE_CMD, ("README.md",),
+          _judge_errors(JUDGE)),
+    Claim("suite-geomean", "Public suite (44 fixed shapes, `bench/shapes/public.txt`): "
+          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-25-ratio.png"),
+          _SUITE_CMD, ("README.md",), _suite(("geomean_ratio",), "{:.2f}×")),
+    Claim("suite-min", "Public suite: worst shape", (SUITE,), _SUITE_CMD, ("README.md",),
+          _suite(("min_ratio",), "{:.2f}×")),
+    Claim("suite-graphs", "Squares 128³–512³ under CUDA graphs: cuBLAS time ÷ sgemm time, "
+          "geometric mean", (SUITE,), _SUITE_CMD, ("README.md",),
+          _suite(("graph_geomean_small_squares",), "{:.2f}×")),
+    Claim("host-sgemm", "Host time per call, `sgemm.gemm(a, b, c)`", (SUITE,), _SUITE_CMD,
+          ("README.md",), _suite(("host_us", "sgemm.gemm(a, b, c)"), "{:.1f} µs")),
+    Claim("host-cupy", "Host time per call, `cupy.matmul(a, b, out=c)`, for comparison",
+          (SUITE,), _SUITE_CMD, ("README.md",), _suite(("host_us", "cupy.matmul(a, b, out=c)"),
+                                                       "{:.1f} µs")),
+    Claim("judge-baseline", "The planner before the cost model, on the same judge "
+          "(the comparison in docs/dispatch.md)", ("judge-baseline-h100-2026-11-25.json",),
+          "bash scripts/gpu_session.sh judge", ("docs/dispatch.md",),
+          note="run on the commit before the cost-model planner"),
+    Claim("planner-sweep", "Every candidate plan timed beside cuBLAS on problems drawn like "
+          "the judge's: the data the shipped cost calibration is fitted to",
+          ("planner-sweep-h100-2026-11-25.json",), "bash scripts/gpu_session.sh sweep",
+          ("docs/dispatch.md", "sgemm/data/"), note="the step is sgemm tune --calibrate, which "
+          "also fits the calibration"),
+    # The ladder and the tensor-core kernels.
+    Claim("ladder", "The kernel ladder against cuBLAS, Triton and NumPy (README and "
+          "per-rung tables)", (LADDER, "ladder-h200-2026-11-22-tflops.png"),
+          "bash scripts/gpu_session.sh bench", ("README.md", "docs/kernels.md", "docs/bench.md"),
+          note="tables redrawn by sgemm plot bench/results/ladder-h200-2026-11-22.json "
+          "--readme README.md"),
+    Claim("ladder-rung9", "Ladder rung 9 (`double_buffer`, the fastest FFMA rung) at 8192³: "
+          "% of cuBLAS", (LADDER,), "bash scripts/gpu_session.sh bench",
+          ("README.md", "docs/kernels.md"), _ladder_pct(9, 8192)),
+    Claim("ladder-seeds", "Every rung on the seeds' shapes and odd sizes",
+          ("ladder-seeds-h200-2026-11-22.json",), "bash scripts/gpu_session.sh seeds",
+          ("docs/ladder-seeds.md",), note="table redrawn by sgemm plot "
+          "bench/results/ladder-seeds-h200-2026-11-22.json --readme docs/ladder-seeds.md "
+          "--no-docs"),
+    Claim("profile-2048", "Nsight Compute metrics of every rung at 2048³",
+          ("profile-ladder-2048-h200-2026-11-22.log",), "bash scripts/gpu_session.sh profile",
+          ("docs/kernels.md",)),
+    Claim("profile-rung9-4096", "Nsight Compute metrics of rung 9's large tile at 4096³",
+          ("profile-rung9-4096-h200-2026-11-22.log",),
+          "PROFILE_RUNS=9:4096 bash scripts/gpu_session.sh profile", ("docs/kernels.md",)),
+    Claim("tf32x3-speed", f"{_TC} at 8192³, 3-second back-to-back loop: × cuBLAS FP32",
+          (TF32X3,), _TC_CMD, ("README.md", "docs/accuracy.md"), _tf32x3_sustained(8192)),
+    Claim("tf32x3-accuracy", f"{_TC}: relative error ÷ cuBLAS FP32's at 1024×1024×4096",
+          (TF32X3,), _TC_CMD, ("README.md", "docs/accuracy.md"), _tf32x3_error(4096)),
+    # Several GPUs.
+    Claim("summa-tflops", "SUMMA on 4 GPUs, N = 32768, our FP32 kernel, one process: TFLOPS",
+          (DIST, "distributed-scaling-h200x4-2026-11-22.png"), _DIST_CMD,
+          ("README.md", "docs/distributed.md"), _summa(4, 32768, "tflops", "{:.1f}")),
+    Claim("summa-efficiency", "SUMMA on 4 GPUs, N = 32768: strong-scaling efficiency",
+          (DIST,), _DIST_CMD, ("README.md", "docs/distributed.md"),
+          _summa(4, 32768, "efficiency_1gpu", "{:.1f} %", 100)),
+    Claim("summa-mpi", "SUMMA under MPI (one rank per GPU) with fewer NCCL channels",
+          ("distributed-mpi-channels-h200x4-2026-11-22.json",),
+          "MPI_SWEEP=\"default 8 4 2\" SIZES=32768 bash scripts/gpu_distributed.sh",
+          ("docs/distributed.md",)),
+    # Reliability.
+    Claim("gpu-tests", "GPU tests (`pytest -m gpu`) after the cost-model planner: passed",
+          ("gpu-tests-planner-h100-2026-11-25-a.log", "gpu-tests-planner-h100-2026-11-25-b.log"),
+          "bash scripts/gpu_session.sh tests", ("README.md", "docs/reliability.md"),
+          _tests("gpu-tests-planner-h100-2026-11-25-b.log"),
+          "-a stopped at its first failure; -b ran to the end"),
+    Claim("gpu-tests-fixed", "GPU tests of the pack and db_cluster schemes, re-run after "
+          "their fix: passed", ("gpu-tests-planner-h100-2026-11-25-c.log",),
+          "bash scripts/gpu_session.sh tests", ("README.md", "docs/reliability.md"),
+          _tests("gpu-tests-planner-h100-2026-11-25-c.log"),
+          "PYTEST_ARGS narrowed it to the fixed tests of tests/gpu/test_packing_gpu.py and "
+          "tests/gpu/test_schemes_gpu.py"),
+    Claim("gpu-tests-full", "Last run of the whole GPU suite (before the cost-model planner)",
+          ("gpu-tests-full-h200-2026-11-22.log",), "bash scripts/gpu_session.sh tests",
+          ("docs/reliability.md",)),
+    Claim("sanitizer-latest", "compute-sanitizer, latest run (memcheck, racecheck, synccheck, "
+          "initcheck; db_cluster and `auto`): errors", (SANITIZER_LATEST,),
+          _SAN_CMD, ("README.md", "docs/reliability.md"), _sanitizer(SANITIZER_LATEST),
+          _SAN_ONLY),
+    Claim("sanitizer-all", "compute-sanitizer over every kernel registered on 2026-11-21, "
+          "326 cases per tool", ("sanitizer-final-h200-2026-11-21.json",), _SAN_CMD,
+          ("docs/reliability.md",)),
+    Claim("sanitizer-schemes", "compute-sanitizer on gemv_wide, splitk_fused and the changed "
+          "wgmma kernels", ("sanitizer-gemv-wide-splitk-fused-h200-2026-11-22.json",),
+          _SAN_CMD, ("docs/reliability.md",), note=_SAN_ONLY),
+    Claim("sanitizer-edges", "compute-sanitizer on double_buffer's shifted edge tiles, "
+          "splitk_cluster and tf32x3_wgmma_rs (the race it found is fixed)",
+          ("sanitizer-double-buffer-edges-h200-2026-11-22.json",), _SAN_CMD,
+          ("docs/reliability.md",), note=_SAN_ONLY + " (and --quick)"),
+    Claim("sanitizer-tf32x3-rs", "compute-sanitizer on tf32x3_wgmma_rs after its fixes",
+          ("sanitizer-rs-aligned-h200-2026-11-22.json",), _SAN_CMD,
+          ("docs/reliability.md",), note=_SAN_ONLY),
+    Claim("sanitizer-splitk-cluster", "compute-sanitizer on splitk_cluster, db_cluster's k2 "
+          "tile and `auto`", ("sanitizer-splitk-cluster-h200-2026-11-22.json",),
+          _SAN_CMD, ("docs/reliability.md",), note=_SAN_ONLY),
+    Claim("reliability-cpu", "CPU reliability tests: hostile input, properties, cache "
+          "concurrency", ("reliability-cpu-2026-11-21.log",),
+          "pytest tests/test_hostile.py tests/test_properties.py tests/test_cache_concurrency.py",
+          ("docs/reliability.md",)),
+    Claim("reliability-fuzz", "GPU property-based fuzzing of every kernel",
+          ("reliability-h200-2026-11-21-fuzz.log",),
+          "SGEMM_FUZZ_EXAMPLES=40 pytest -m gpu tests/gpu/test_fuzz_gpu.py",
+          ("docs/reliability.md",)),
+    Claim("reliability-gpu", "GPU hostile input, concurrency and determinism tests",
+          ("reliability-h200-2026-11-21-gpu-tests.log",),
+          "pytest -m gpu tests/gpu/test_hostile_gpu.py tests/gpu/test_concurrency.py "
+          "tests/gpu/test_determinism.py", ("docs/reliability.md",)),
+    Claim("reliability-large", "Problems past 32-bit indexing, every kernel",
+          ("reliability-h200-2026-11-21-large.json",), "pytest -m gpu tests/gpu/test_large.py",
+          ("docs/reliability.md",)),
+)
+
+SANITIZER_RUNS = tuple(c for c in CLAIMS if c.key.startswith("sanitizer-"))
+
+
+def by_key(key: str) -> Claim:
+    return next(c for c in CLAIMS if c.key == key)
+
+
+# -- rendering -------------------------------------------------------------------------------
+def gpu_of(name: str) -> str:
+    m = re.search(r"-(h100|h200)(?:x(\d+))?-", name)
+    if not m:
+        return "CPU" if "-cpu-" in name else "-"
+    gpu = m.group(1).upper()
+    return f"{m.group(2)} × {gpu}" if m.group(2) else gpu
+
+
+def compress(names) -> str:
+    """judge-x-a.json, judge-x-b.json -> judge-x-{a,b}.json"""
+    names = list(names)
+    if len(names) == 1:
+        return names[0]
+    pre = names[0]
+    for n in names[1:]:
+        while not n.startswith(pre):
+            pre = pre[:-1]
+    rest = [n[len(pre):] for n in names]
+    suf = rest[0]
+    for r in rest[1:]:
+        while not r.endswith(suf):
+            suf = suf[1:]
+    mid = [r[:len(r) - len(suf)] for r in rest]
+    return f"{pre}{{{','.join(mid)}}}{suf}"
+
+
+def _data_files(c: Claim) -> list[str]:
+    """The claim's files without its plots (they come from the data files)."""
+    return [f for f in c.files if not f.endswith(".png")] or list(c.files)
+
+
+def _evidence_cell(c: Claim) -> str:
+    data = _data_files(c)
+    if len(data) == 1:
+        return f"[`{data[0]}`]({RESULTS.as_posix()}/{data[0]})"
+    return f"[`{compress(data)}`]({INDEX.as_posix()}#{c.key})"
+
+
+def readme_table(ev: Evidence) -> str:
+    rows = ["| claim | value | GPU | evidence |", "|---|---|---|---|"]
+    for c in CLAIMS:
+        if c.in_readme:
+            rows.append(f"| {c.text} | **{c.value(ev)}** | {gpu_of(_data_files(c)[0])} | "
+                        f"{_evidence_cell(c)} |")
+    rows.append("")
+    rows.append("_Generated by `sgemm results` from the files named (index: "
+                "[bench/results/README.md](bench/results/README.md)). Random-problem rows: "
+                "the median over three seeds of 120 fresh problems each. Ratios are cuBLAS "
+                "time ÷ sgemm time, measured in the same process on the same operands "
+                "(cuBLAS FP32, TF32 off): above 1 means sgemm is faster._")
+    return "\n".join(rows)
+
+
+def accuracy_table(ev: Evidence) -> str:
+    doc = ev.json(TF32X3)
+    cols = [("cublas_fp32", "cuBLAS FP32"), ("cublas_tf32", "cuBLAS TF32"),
+            ("sgemm_ieee_auto", "sgemm `ieee`"), ("tf32x3_wgmma_rs", "sgemm `tf32x3`")]
+    out = []
+    for metric, title in (("fro", "Relative Frobenius error ‖C − C₆₄‖_F / ‖C₆₄‖_F"),
+                          ("max", "Largest elementwise error |C − C₆₄| / (|A|·|B|)")):
+        out += [f"**{title}**", "", "| inputs | K | " + " | ".join(t for _, t in cols) + " |",
+                "|---|---:|" + "---:|" * len(cols)]
+        for r in doc["accuracy"]["table"]:
+            out.append(f"| {r['dist']} | {r['K']} | "
+                       + " | ".join(f"{r[k][metric]:.2e}" for k, _ in cols) + " |")
+        out.append("")
+    out.append(f"_M = N = {doc['accuracy']['M']}, {doc['env']['device']}, "
+               f"{doc['env']['date'][:10]}; `{TF32X3}`, made by `{_TC_CMD}`. "
+               "Regenerate the table with `sgemm results`._")
+    return "\n".join(out)
+
+
+def sanitizer_table(ev: Evidence) -> str:
+    tools = ("memcheck", "racecheck", "synccheck", "initcheck")
+    rows = ["| run | date | kernels run | cases per tool | " + " | ".join(tools) + " |",
+            "|---|---|---|---:|" + "---:|" * len(tools)]
+    for c in SANITIZER_RUNS:
+        name = c.files[0]
+        d = ev.json(name)
+        drv = next((t["driver"] for t in d["tools"].values() if t.get("driver")), {}) or {}
+        used = drv.get("kernels_used") or {}
+        kernels = ", ".join(sorted(used)) if used and len(used) < len(d["kernels"]) \
+            else f"all {len(d['kernels'])}"
+        cells = [("-" if t not in d["tools"] else str(d["tools"][t]["errors"])) for t in tools]
+        rows.append(f"| [`{name}`](../bench/results/{name}) | {d['date']} | {kernels} | "
+                    f"{d['cases_per_run']} | " + " | ".join(cells) + " |")
+    rows.append("")
+    rows.append("_Errors per tool (`-`: tool not run). Generated by `sgemm results`._")
+    return "\n".join(rows)
+
+
+DOC_TABLES: dict[str, Callable[[Evidence], str]] = {
+    "claims": readme_table,
+    "accuracy-tf32x3": accuracy_table,
+    "sanitizers": sanitizer_table,
+}
+
+# Files rewritten by `sgemm results` (each holds some of the markers above).
+TARGETS = ("README.md", "docs/accuracy.md", "docs/reliability.md")
+
+
+def index(ev: Evidence) -> str:
+    listed: dict[str, list[str]] = {}
+    for c in CLAIMS:
+        for f in c.files:
+            listed.setdefault(f, []).append(c.key)
+    lines = [
+        "# Results behind the README and the docs",
+        "",
+        "Generated by `sgemm results` from the claim list in `sgemm/bench/claims.py`; "
+        "do not edit by hand. Each claim the README or the reference docs make, the "
+        "file(s) here that hold its evidence, and the command that made them "
+        "(run on a GPU machine; see CONTRIBUTING.md). Files that backed older claims "
+        "were removed from the tree: `git log --diff-filter=D --name-only -- bench/results` "
+        "lists them, `git show COMMIT^:bench/results/NAME` brings one back.",
+        "",
+        "| claim | value | files | command | made in |",
+        "|---|---|---|---|---|",
+    ]
+    for c in CLAIMS:
+        val = c.value(ev) if c.in_readme else ""
+        files = "<br>".join(f"[`{f}`]({f})" for f in c.files)
+        cmd = f"`{c.command}`" + (f"; {c.note}" if c.note else "")
+        lines.append(f"| <a id=\"{c.key}\"></a>{c.text} | {val} | {files} | {cmd} | "
+                     f"{', '.join(c.cited_in)} |")
+    present = sorted(p.name for p in ev.dir.iterdir() if p.is_file() and p.name != "README.md") \
+        if ev.dir.is_dir() else []
+    stray = [f for f in present if f not in listed]
+    lines += ["", "## Files", "", "| file | GPU | claims |", "|---|---|---|"]
+    for f in sorted(listed):
+        lines.append(f"| [`{f}`]({f}) | {gpu_of(f)} | "
+                     + ", ".join(f"[{k}](#{k})" for k in listed[f]) + " |")
+    if stray:
+        lines += ["", "Not backing any claim (remove them, or add a claim in "
+                  "`sgemm/bench/claims.py`):", ""] + [f"* `{f}`" for f in stray]
+    return "\n".join(lines) + "\n"
+
+
+def missing_files(root: str | Path = ".") -> list[str]:
+    d = Path(root) / RESULTS
+    return sorted({f for c in CLAIMS for f in c.files if not (d / f).exists()})
+
+
+def stray_files(root: str | Path = ".") -> list[str]:
+    d = Path(root) / RESULTS
+    listed = {f for c in CLAIMS for f in c.files}
+    return sorted(p.name for p in d.iterdir()
+                  if p.is_file() and p.name != "README.md" and p.name not in listed)
+
+
+def render(name: str, ev: Evidence) -> str | None:
+    fn = DOC_TABLES.get(name)
+    return fn(ev) if fn else None
+
+
+def update(root: str | Path = ".", check: bool = False) -> list[str]:
+    """Rewrite the generated tables and the index under ``root``.  Returns the
+    paths that changed (or, with ``check``, that would change)."""
+    from .readme import rewrite
+    root = Path(root)
+    ev = Evidence(root)
+    changed = []
+    for rel in TARGETS:
+        p = root / rel
+        if not p.exists():
+            continue
+        text = p.read_text()
+        new, _, _ = rewrite(text, lambda n: render(n, ev))
+        if new != text:
+            changed.append(rel)
+            if not check:
+                p.write_text(new)
+    p = root / INDEX
+    new = index(ev)
+    if not p.exists() or p.read_text() != new:
+        changed.append(str(INDEX))
+        if not check:
+            p.write_text(new)
+    return changed
