@@ -9,28 +9,11 @@
 #             (bench/shapes/ladder-seeds.txt), against cuBLAS
 #   recheck   the best FFMA rung and `auto` against cuBLAS at 4096^3 and 8192^3,
 #             all four transposes of 4096^3 (issue 3's target), 30 samples
-#   ffma      scripts/tune_ffma.py $FFMA_ARGS: FFMA rung configs checked, then
-#             timed against cuBLAS (candidate configs before registering them)
-#   sanitize  scripts/sanitize.py (compute-sanitizer, four tools) $SANITIZE_ARGS
+#   sanitize  python -m sgemm.bench.sanitize (compute-sanitizer, four tools) $SANITIZE_ARGS
 #   profile   `sgemm profile` on $PROFILE_RUNS (KERNEL:SIZE ...; default every
 #             ladder rung at 2048^3 and rung 9 at 4096^3)
 #   tune      `sgemm tune` over $TUNE_SHAPES (default: the public suite), merged
 #             into a copy of the shipped table ($OUT/tuned-table.json)
-#   pack      heuristic only (no table) on bench/shapes/odd-2026-11-22.txt,
-#             with the pack and peel schemes off, then on
-#   heur      the heuristic alone (SGEMM_TUNED=0) against cuBLAS on $HEUR_SHAPES
-#             (default bench/shapes/tall-2026-11-22.txt)
-#   graphs    scripts/small_graphs.py on $GRAPH_SIZES (default 384,512), kernels
-#             $GRAPH_ONLY (default all), $GRAPH_ARGS (e.g. --trial): small
-#             squares under CUDA graphs
-#   kdepth    scripts/kdepth_sweep.py: time against one block's K depth, m = n =
-#             $KDEPTH_MN (default 512), direct rung 9 and db_cluster (configs
-#             $KDEPTH_PICK, default all); KDEPTH_AB=1 runs it again with
-#             db_cluster's one-block-per-SM reservation off
-#   clusters  scripts/cluster_cost.py: clusters that fit at once per cluster
-#             size, and what a cluster launch adds to rung 9's fixed cost
-#   ncufixed  ncu --set full (clocks as found) on scripts/cluster_cost.py --once:
-#             rung 9 direct against db_cluster at one k-tile, SASS-level
 #   ncusmall  ncu --set full on plan(kernel=$NCU_KERNEL) at $NCU_SHAPES (MxNxK ...),
 #             details and SASS-level source counters
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
@@ -79,11 +62,8 @@ for step in "$@"; do
         --repeat 30 --no-plots --out "$OUT/recheck-t" 2>&1 | tee -a "$OUT/recheck.log" | tail -12
       tar czf "$OUT/recheck.tgz" -C "$OUT" recheck recheck-t && rm -rf "$OUT/recheck" "$OUT/recheck-t"
       summary+=("recheck: done") ;;
-    ffma)
-      OUT="$OUT" python3 scripts/tune_ffma.py ${FFMA_ARGS:-} 2>&1 | tee "$OUT/ffma.log" | tail -30
-      summary+=("ffma: $(grep -c FAIL "$OUT/ffma.log") FAIL lines") ;;
     sanitize)
-      python3 scripts/sanitize.py --out "$OUT" --parallel ${SANITIZE_ARGS:-} 2>&1 \
+      python3 -m sgemm.bench.sanitize --out "$OUT" --parallel ${SANITIZE_ARGS:-} 2>&1 \
         | tee "$OUT/sanitize.log" | tail -25
       summary+=("sanitize: $(grep -m1 -iE 'total|errors' "$OUT/sanitize.log")") ;;
     profile)
@@ -105,50 +85,6 @@ for step in "$@"; do
         | tee "$OUT/tune.log" | tail -50
       export SGEMM_TUNED_TABLE="$table"
       summary+=("tune: $(tail -1 "$OUT/tune.log")") ;;
-    pack)
-      # heuristic only (SGEMM_TUNED=0) on shapes outside the suite, pack and peel off / on
-      for mode in 0 1; do
-        SGEMM_TUNED=0 SGEMM_PACK=$mode SGEMM_PEEL=$mode python3 bench/suite.py \
-          --shapes bench/shapes/odd-2026-11-22.txt --no-graphs --no-host \
-          --out "$OUT/odd-pack$mode.json" 2>&1 | tee "$OUT/odd-pack$mode.log" | tail -18
-      done
-      summary+=("pack: $(grep -h -m1 -i geomean "$OUT"/odd-pack*.log | tr '\n' ' ')") ;;
-    heur)
-      # heuristic only (SGEMM_TUNED=0) on $HEUR_SHAPES against cuBLAS
-      SGEMM_TUNED=0 python3 bench/suite.py --shapes "${HEUR_SHAPES:-bench/shapes/tall-2026-11-22.txt}" \
-        --no-graphs --no-host --out "$OUT/heur.json" 2>&1 | tee "$OUT/heur.log" | tail -14
-      summary+=("heur: $(grep -m1 -i geomean "$OUT/heur.log")") ;;
-    graphs)
-      # small squares under CUDA graphs, every candidate (scripts/small_graphs.py)
-      python3 scripts/small_graphs.py --sizes "${GRAPH_SIZES:-384,512}" --only "${GRAPH_ONLY:-}" \
-        ${GRAPH_ARGS:-} --out "$OUT/small-graphs.json" 2>&1 | tee "$OUT/small-graphs.log" | tail -12
-      summary+=("graphs: $(grep -c ratio "$OUT/small-graphs.log") candidates timed") ;;
-    kdepth)
-      # one block's K depth against time, direct and in clusters (scripts/kdepth_sweep.py)
-      python3 scripts/kdepth_sweep.py --mn "${KDEPTH_MN:-512}" --pick "${KDEPTH_PICK:-}" \
-        --out "$OUT/kdepth-sweep.json" 2>&1 | tee "$OUT/kdepth-sweep.log" | tail -14
-      if [[ ${KDEPTH_AB:-0} == 1 ]]; then
-        SGEMM_DB_RESERVE=0 python3 scripts/kdepth_sweep.py --mn "${KDEPTH_MN:-512}" \
-          --pick "${KDEPTH_PICK:-}" --out "$OUT/kdepth-sweep-noreserve.json" 2>&1 \
-          | tee "$OUT/kdepth-sweep-noreserve.log" | tail -8
-      fi
-      summary+=("kdepth: $(grep -c cuBLAS "$OUT/kdepth-sweep.log") points") ;;
-    clusters)
-      python3 scripts/cluster_cost.py --out "$OUT/cluster-cost.json" 2>&1 \
-        | tee "$OUT/cluster-cost.log" | tail -40
-      summary+=("clusters: $(grep -c '^occupancy' "$OUT/cluster-cost.log") occupancy rows") ;;
-    ncufixed)
-      # ncu (clocks as found) on rung 9 direct and db_cluster at one k-tile:
-      # where db_cluster's extra fixed cost per launch goes, per SASS line
-      ncu --clock-control none --target-processes all -k 'regex:sgemm_(db_cluster|double_buffer)' \
-        --set full --import-source no -f -o /tmp/fixed python3 scripts/cluster_cost.py --once \
-        2>&1 | tail -8
-      ncu -i /tmp/fixed.ncu-rep --page details --csv > "$OUT/ncu-fixed-details.csv" 2>&1
-      ncu -i /tmp/fixed.ncu-rep --page source --csv --print-source sass \
-        > /tmp/ncu-fixed-source.csv 2>&1
-      gzip -c /tmp/ncu-fixed-source.csv > "$OUT/ncu-fixed-source.csv.gz"
-      cp /tmp/fixed.ncu-rep "$OUT/ncu-fixed.ncu-rep"
-      summary+=("ncufixed: $(grep -c 'Duration' "$OUT/ncu-fixed-details.csv") duration rows") ;;
     ncusmall)
       # ncu --set full (clocks as found) on `plan(kernel=$NCU_KERNEL)` (default
       # db_cluster) at each MxNxK of $NCU_SHAPES: the details page and the

@@ -53,11 +53,11 @@ def test_sgemm_plot_bad_json(tmp_path, capsys):
 
 
 def test_suite_plot_from_a_committed_run(tmp_path):
-    """bench/suite.py's JSON (a committed H200 run) draws one bar per timed
+    """bench/suite.py's JSON (a committed H100 run) draws one bar per timed
     shape; rows without a ratio (failed or skipped) are left out."""
     import json
     src = Path(__file__).parents[2] / "bench" / "results" / \
-        "suite-session6-final-h200-2026-11-22.json"
+        "suite-h100-2026-11-25.json"
     doc = json.loads(src.read_text())
     doc["rows"].append({"shape": "1x1x1", "error": "test"})
     out = plots.plot_suite(doc, tmp_path / "suite-ratio.png")
