@@ -315,13 +315,15 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=120.0, help="measuring budget")
     ap.add_argument("--n", type=int, default=200, help="problems drawn")
     ap.add_argument("--seed", type=int, default=None, help="default: a fresh one")
-    ap.add_argument("--sweep", help="fit this sweep file instead of measuring (no GPU)")
+    ap.add_argument("--sweep", nargs="+", help="fit these sweep files (their rows together) "
+                    "instead of measuring; needs no GPU")
     ap.add_argument("--save-sweep", help="also write the measured rows here")
     ap.add_argument("--device", help="with --sweep: a device model (h100, a100, ...)")
     ap.add_argument("--out", help="calibration file (default: the user's for this GPU)")
     args = ap.parse_args(argv)
     if args.sweep:
-        data = json.loads(Path(args.sweep).read_text())
+        sweeps = [json.loads(Path(f).read_text()) for f in args.sweep]
+        data = {"device": sweeps[0].get("device"), "rows": [r for d in sweeps for r in d["rows"]]}
         from .tune import DEVICE_MODELS
         dev = DEVICE_MODELS[args.device] if args.device else _sweep_device(data)
     else:
@@ -338,6 +340,7 @@ def main(argv=None) -> int:
     doc = cal.to_json()
     doc["fit_rms_log_error"] = {k: round(v, 3) for k, v in sorted(errs.items())}
     doc["points"] = sum(1 for _ in points(data["rows"]))
+    doc["sweeps"] = list(args.sweep) if args.sweep else [args.save_sweep or "(not saved)"]
     out.write_text(json.dumps(doc, indent=1))
     cost.forget()
     print(f"calibrated {len(cal.rates)} configs from {doc['points']} timings "
