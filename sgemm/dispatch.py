@@ -1,68 +1,24 @@
-"""Kernel, tile and scheme choice: shape-aware dispatch for kernel="auto".
+"""Kernel, tile and scheme choice for kernel="auto", and split-K's launches.
 
 Order of authority, first match wins:
 
 1. **Tuned table** for this GPU (``sgemm tune`` writes it): the user's table
    ``cache_dir()/tuned/<gpu-key>.json`` (or ``$SGEMM_TUNED_TABLE``), else the
    one shipped in ``sgemm/data/tuned-<gpu-key>.json``, else a shipped table
-   of a sibling GPU with the same SM count and arch (H100 SXM <- H200).  Keyed by GPU name, SM count and arch
-   (the file) and by *shape class* (the entry): m, n, k bucketed to half
-   octaves (exact up to 16), batch to octaves, the transposes, whether the
-   operands allow float4 access and whether m, n, k fill whole tiles.  An entry is used only if its kernel is
-   registered, has the requested precision and ``can_implement`` its params on
-   this device.  ``SGEMM_TUNED=0`` turns tables off (heuristic only).
-2. **Heuristic** (stated, for FP32 "ieee"; other precisions take their
-   highest-priority spec and its own size rule):
-     a. m or n <= 16                  -> gemv (warp per output strip, big operand
-                                         read once; schemes.choose_gemv); when the
-                                         big operand is contiguous along the output,
-                                         gemv_wide (float4 lanes along the output,
-                                         K over blocks; schemes.choose_gemv_wide)
-     b. batch 1, k >= 4*max(m, n) and the output holds fewer than two waves of
-        64x64 tiles:
-        b'. float4-aligned (or packed), 256x128 tiles >= 80 % inside C, and a power-of-two
-            split of them fills one wave with slices >= 512 deep
-                                      -> rung 9 'large', split-K (two launches)
-        b.  otherwise                 -> split-K over the tile kernel (slices
-                                         to fill ~2 waves, >= 256 deep each;
-                                         two launches: splitk_fused, one launch,
-                                         measured slower and is left to the tuner)
-     c''. sm_90+, batch 1, 32 .. SMs/2 64x64 tiles, 128 <= k <= 2 max(m, n)
-                                      -> rung 9's loop split over K in a
-                                         cluster (db_cluster "k4": 64x64 tiles,
-                                         four k-groups per block, as many blocks
-                                         per tile as one wave holds; one launch)
-     c'''. sm_90+, batch 1, the small side 33 .. 64, 16 .. SMs/2 tiles of 64x256
-          (or 256x64)                -> db_cluster: the 16x8 tile 64 wide along
-                                         the small side in clusters filling one
-                                         wave, or the 64x64 k2 tile (clusters of
-                                         2, or 4 k-groups alone), whichever a wave
-                                         model says ends first (db_tall_config)
-     c'. sm_90+, batch 1, mnk <= 384^3, k >= 128
-                                      -> split-K inside a thread-block cluster
-                                         (splitk_cluster, one launch, slices
-                                         summed through distributed shared
-                                         memory; schemes.choose_cluster)
-     c. batch 1, 2mnk <= 2*512^3     -> small path (small tiles, BK=32, the
-                                         largest tile whose grid fills the SMs)
-     d. otherwise, FP32 with rung 9  -> rung 9 'large' (256x128, one block per
-                                         SM) or 'medium' (128x128, two), split
-                                         over K or not: whichever the wave model
-                                         says ends first (wave_choice: whole
-                                         waves of blocks at measured per-block
-                                         rates, plus split-K's workspace)
-     e. otherwise                     -> the direct kernel with the highest
-                                         ``extra["auto"]`` priority, tile chosen
-                                         by its own rule; grids count the batch
-                                         (z) toward the waves.
-   Then, for FP32 auto on one problem: operands that forbid float4 access
-   take the pack scheme (packing.py) when the copies are cheap against the
-   GEMM: the same kernel and tile run ALIGNED on aligned copies.
-Nothing is tuned at call time unless asked (``sgemm tune``, ``tune.autotune``).
+   of a GPU with the same SM count and arch.  Keyed by *shape class*: m, n, k
+   in half octaves (exact up to 16), batch in octaves, the transposes,
+   float4-aligned or not, whole tiles or not.  An entry is used only if its
+   kernel is registered, has the requested precision and ``can_implement``
+   its params on this device.  ``SGEMM_TUNED=0`` turns tables off.
+2. **The cost model** (planner.py, cost.py): every candidate plan with its
+   predicted time; the fastest wins.  docs/dispatch.md states the model.
+3. The precision's own kernel with its size rule, where the model has no
+   candidate (a precision with no calibrated kernel on this GPU).
 
-``choose(prob, dev, kernel, precision) -> (spec, params)`` keeps its old
-contract for explicit kernels; ``select`` adds the scheme name, and
-``scheme_launches`` builds the two launches (and the workspace) of split-K.
+Nothing is tuned at call time unless asked (``sgemm tune``, ``tune.autotune``).
+``choose(prob, dev, kernel, precision) -> (spec, params)`` also serves
+explicit kernels; ``select`` adds the scheme name, and ``scheme_launches``
+builds the two launches (and the workspace) of split-K.
 """
 from __future__ import annotations
 
@@ -293,13 +249,6 @@ def spec_params(spec: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams:
     if fn is not None:
         return fn(prob, dev.sm_count)
     return spec.choose(prob, dev.sm_count)
-
-
-def _scheme_spec(name: str, dev: DeviceInfo) -> KernelSpec | None:
-    for s in registry.KERNELS.values():
-        if scheme_name(s) == name and s.precision == "ieee" and dev.cc_int >= s.min_cc:
-            return s
-    return None
 
 
 def _named_spec(name: str, dev: DeviceInfo) -> KernelSpec | None:
@@ -611,12 +560,17 @@ def fused_launches(problems: list[Problem], spec: KernelSpec, params: TileParams
 
 
 # ---- introspection helpers ---------------------------------------------------------------
-def explain(prob: Problem, dev: DeviceInfo, precision: str = "ieee") -> dict:
-    """Why auto picks what it picks (CLI/debugging)."""
+def explain(prob: Problem, dev: DeviceInfo, precision: str = "ieee", top: int = 8) -> dict:
+    """Why auto picks what it picks: the source of the choice (a tuned
+    entry or the model), and the model's ``top`` candidates with their
+    predicted times and the parts of each prediction."""
+    from . import cost, planner
     hit = lookup(prob, dev, precision)
     spec, params = hit if hit is not None else heuristic(prob, dev, precision)
     return {"shape_class": shape_class(prob), "gpu": gpu_key(dev),
-            "source": "tuned" if hit is not None else "heuristic",
+            "source": "tuned" if hit is not None else "model",
+            "calibration": cost.calibration(dev).source,
             "kernel": spec.name, "params": params.as_dict(),
             "scheme": scheme_for(spec, params, prob),
-            "grid": spec.grid(prob, params.replace(split_k=1))}
+            "grid": spec.grid(prob, params.replace(split_k=1)),
+            "candidates": [c.describe() for c in planner.candidates(prob, dev, precision)[:top]]}

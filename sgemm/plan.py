@@ -203,6 +203,7 @@ class Plan:
                                 f"alpha*op(a)@op(b)")
 
         self.alpha, self.beta, self.shape = alpha, beta, out_shape
+        self.precision = precision or "ieee"
         self._host = A.device is None
         self._user_c = c
         self._stream = stream
@@ -259,6 +260,14 @@ class Plan:
         return (f"Plan(shape={self.shape}, kernel={name}, params={self.params}, "
                 f"scheme={self.scheme}, grid={self.grid}, launches={len(self.launches)}, "
                 f"waves={self.waves:.2f})")
+
+    def explain(self, top: int = 8) -> dict:
+        """The choice and the cost model's best ``top`` candidates, each with
+        its predicted time (docs/dispatch.md)."""
+        from .dispatch import explain
+        if not self.problems:
+            return {"scheme": self.scheme}
+        return explain(self.problems[0], self.device, self.precision, top)
 
     def autotune(self, **kwargs):
         """Time the candidate kernels/configs for this plan's problem, keep the

@@ -76,3 +76,15 @@ def test_shipped_calibration_loads():
     cal = cost.calibration(H100)
     assert cal.rates and cal.source.endswith(".json")
     assert all(0 < r.peak_frac <= 3 for r in cal.rates.values())
+
+
+def test_explain_lists_the_models_candidates(monkeypatch):
+    from sgemm import dispatch
+    monkeypatch.setenv("SGEMM_TUNED", "0")
+    dispatch.forget_tables()
+    ex = dispatch.explain(prob(3000, 70, 20000), H100, "ieee", top=5)
+    assert ex["source"] == "model" and len(ex["candidates"]) == 5
+    times = [c["predicted_us"] for c in ex["candidates"]]
+    assert times == sorted(times)
+    first = ex["candidates"][0]
+    assert (first["kernel"], first["params"]) == (ex["kernel"], ex["params"])
