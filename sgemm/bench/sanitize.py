@@ -58,7 +58,7 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 # Named configs whose code path the kernel's own choice does not reach
 # (KERNEL@CONFIG: that config, at the cluster size db_cluster_split gives):
 # four k-groups adding in parallel (k4), the 16x8 thread tiles, and k2 (two
-# k-groups on the pipelined loop, session 8).
+# k-groups on the pipelined loop).
 NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "db_cluster@big")
 

@@ -289,8 +289,8 @@ WARPTILE = KernelSpec(
 # ---- rung 9: rung 8 + double buffer, register prefetch ------------------------
 # 32x256 block, 8 warps of 32x32, 4x8 per thread (75 KB of shared memory, two
 # blocks per SM): 33 x 8 = 264 blocks, two per SM, on 1025 x 1023.  It ran
-# 1023x1025x1021 NN / TN at 0.81 / 0.82 of cuBLAS, where the other configs and
-# the tuned table's kernel stay under 0.72 (bench/results/edges-h200-2026-11-22.json).
+# 1023x1025x1021 NN / TN at 0.81 / 0.82 of cuBLAS on the H200, where the other
+# configs stayed under 0.72 (docs/notes/ffma-fast.md).
 _DB_WIDE = TileParams(BM=32, BN=256, BK=32, WM=32, WN=32, TM=4, TN=8, threads=256)
 
 DOUBLE_BUFFER = KernelSpec(

@@ -1,5 +1,5 @@
-"""Dispatch schemes (issue 5): kernels the dispatcher uses for shapes the
-ladder's square-tile rungs serve badly.  ids 30+; registered through
+"""Dispatch schemes: kernels the planner uses for shapes the ladder's
+square-tile rungs serve badly.  ids 30+; registered through
 ``registry._families`` (this module's ``SPECS``).
 
     30 tile    general warp-tiled FFMA GEMM (30_tile.cu), direct launch
@@ -250,8 +250,8 @@ def split_slices(k: int, split_k: int, bk: int) -> tuple[int, int, int]:
     shorter kc + remainder: rounding up alone turned 1021 / 2 into 512 + 509
     (two serial launches of nearly the whole K) where rounding down gives
     2 x 480 in one launch + 61; 1000 / 4 into 3 x 256 + 232 where down gives
-    4 x 248 + 8 (rung 9 large at 1000^3: 83.7 -> 58.5 us,
-    bench/results/edges-h200-2026-11-22.log)."""
+    4 x 248 + 8 (rung 9 large at 1000^3 on the H200: 58.5 us against 83.7,
+    docs/notes/ffma-fast.md)."""
     split_k = max(1, min(split_k, k))
     unit = max(bk, 4)
 
@@ -490,7 +490,7 @@ def choose_gemv_wide(prob: Problem, sm_count: int = 132) -> TileParams:
 GEMV_WIDE = KernelSpec(
     id=35, name="gemv_wide", source="33_gemv.cu", function="sgemm_gemv_wide",
     title="scheme gemv_wide: m or n <= 16, float4 lanes along the output, K over blocks",
-    seed="seed 003 notes on tall-skinny shapes; issue 5 (1x4096x4096 NN)",
+    seed="seed 003 notes on tall-skinny shapes; the public suite's 1x4096x4096 NN",
     template_fields=GEMV_FIELDS, configs=GEMV_WIDE_CONFIGS, rules=gemv_wide_rules,
     static_smem=gemv_wide_smem, args_fn=fused_direct_args,
     extra={"scheme": "gemv", "choose": choose_gemv_wide, "fused": _fused_extra(lambda p: 4)})
@@ -521,8 +521,8 @@ def cluster_space():
                 yield p.replace(split_k=cs)
 
 
-# The fastest per size under CUDA graphs on the H200 (bench/results/
-# small-graphs-h200-2026-11-22.json): 128^3 and 256^3 took the 32x32 tile with
+# The fastest per size under CUDA graphs on the H200 (docs/notes/dispatch.md):
+# 128^3 and 256^3 took the 32x32 tile with
 # two k-groups per block (128 threads) and 2 slices, 2.61 / 3.97 us; 384^3 the
 # 64x64 tile with 8 slices, 8.16 us (36 tiles x 8 = 288 blocks).
 CLUSTER_CONFIGS = {
@@ -625,8 +625,8 @@ def db_cluster_smem(p: TileParams) -> int:
     return max(need, DB_ONE_PER_SM_BYTES)
 
 
-# Measured under CUDA graphs on the H200 (bench/results/small-graphs-db-cluster-
-# h200-2026-11-22*.json): "k2" -- a 64x64 tile of 8x8 thread tiles (64 threads)
+# Measured under CUDA graphs on the H200 (docs/notes/dispatch.md): "k2" -- a
+# 64x64 tile of 8x8 thread tiles (64 threads)
 # in two k-groups -- was the fastest at 384^3 (3 slices x 2 groups, 7.34 us,
 # cuBLAS 9.37) and 512^3 (2 x 2, 11.18 us, cuBLAS 12.86); "small" (8x4, one
 # group) 7.41 / 11.87; "large" (rung 9's 128x128) 29.5 us at 768^3 with 3
@@ -640,8 +640,7 @@ DB_CLUSTER_CONFIGS = {
     # k2's tile at BK = 8 in four k-groups (two warps per scheduler; half the
     # first k-tile's burst from L2): 512^3 9.93-9.99 us against k2's
     # 10.37-10.46 in the same runs, 384^3 equal (6.36 / 6.33 us at 3 blocks);
-    # at BK = 8 two k-groups were slower (11.0 us).  Session 7,
-    # small-graphs-k4-h200-2026-11-22.json.
+    # at BK = 8 two k-groups were slower (11.0 us; H200, under CUDA graphs).
     "k4": TileParams(BM=64, BN=64, BK=8, WM=32, WN=64, TM=8, TN=8, threads=256, split_k=2),
     # Rung 9's 16x8 thread tiles (its 4096^3 loop) for problems of 32-66
     # such tiles: tall-skinny (16384x64x4096 as 64 tiles of 256x64 in
@@ -682,7 +681,7 @@ def db_cluster_split(prob: Problem, p: TileParams, sm_count: int = 132,
     ``at_once(cs)``, where given, is the device's count of clusters of cs
     blocks that run at once (the driver's, runtime.launcher.clusters_at_once):
     fewer than SMs / cs, as clusters stay inside one GPC -- on the H200 39
-    clusters of 3 (not 44), 30 of 4, 15 of 8 (bench/results/cluster-cost-*).
+    clusters of 3 (not 44), 30 of 4, 15 of 8.
     Without it, SMs / cs."""
     tiles = db_tiles(prob, p)
     if not tiles:
@@ -695,10 +694,10 @@ def db_cluster_split(prob: Problem, p: TileParams, sm_count: int = 132,
 
 def choose_db_cluster(prob: Problem, sm_count: int = 132, at_once=None) -> TileParams:
     """The "k4" tile (k2's 64x64 at BK = 8 in four k-groups) with as many
-    cluster blocks as one wave holds.  Session 7: k2's fixed cost in clusters
-    of 2 (2.76 against 2.73 us) and a faster loop (6.8 against 7.3 ns per
-    thousand FMAs an SM; kdepth-sweep-session7-*); 512^3 9.93-9.99 against
-    10.37-10.46 us, 384^3 equal (small-graphs-k4-*)."""
+    cluster blocks as one wave holds.  On the H200 it has k2's fixed cost in
+    clusters of 2 (2.76 against 2.73 us) and a faster loop (6.8 against 7.3 ns
+    per thousand FMAs an SM, from a K-depth sweep); 512^3 9.93-9.99 against
+    10.37-10.46 us, 384^3 equal."""
     p = DB_CLUSTER_CONFIGS["k4"]
     return p.replace(split_k=max(1, db_cluster_split(prob, p, sm_count, at_once)))
 

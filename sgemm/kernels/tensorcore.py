@@ -1,4 +1,4 @@
-"""Tensor-core families (issue 6): FP32 GEMM through TF32 tensor cores.
+"""Tensor-core families: FP32 GEMM through TF32 tensor cores.
 
 precision="tf32x3": each FP32 operand is split into big = tf32(x) and
 small = tf32(x - big) and C = sum(big*big + big*small + small*big) with FP32
@@ -129,7 +129,7 @@ TF32X3_WGMMA = _wg_spec(
      # 512 threads: two producer warpgroups (A, B); swizzle 8: raster groups
      # of 8 m-tiles.  H200, 4096^3 NN: 102.3-106.0 TFLOPS against 89.5 with
      # one producer and 97.8 (94.9-97.4 in run 2) with plain raster; 8192^3:
-     # 92.9-95.2 (docs/notes/tensorcore.md, session 2).
+     # 92.9-95.2 (docs/notes/tensorcore.md).
      "large": TileParams(BM=128, BN=128, BK=32, threads=512, stages=3, TM=1, swizzle=8)},
     "3xTF32 wgmma m64nNk8, producer warpgroup splits into swizzled smem",
     # precision="tf32x3" on sm_90: dispatch.auto_spec takes the highest "auto"
@@ -173,8 +173,8 @@ TF32X3_WGMMA_RS = KernelSpec(
     # wgmma, 3 = 2 + the next tile's A loaded while the wgmmas run, 4 = 1 +
     # that early load.
     template_fields=("BM", "BN", "stages", "TN", "threads", "swizzle"),
-    # H200, NN, same process as cuBLAS FP32 (docs/notes/tensorcore.md, session
-    # 4; bench/results/tf32x3-rs-run{1,2,3}-h200-2026-11-22.json): the GPU is
+    # H200, NN, same process as cuBLAS FP32 (python scripts/tc_check.py; three
+    # runs in docs/notes/tensorcore.md): the GPU is
     # at its 700 W cap in every tf32x3 loop, so the sustained 2.5-3 s loops
     # decide.  large PIPE 2 sustained 102.7 / 103.4 TFLOPS at 4096^3 (2.00x /
     # 2.02x) and 104.5 / 104.7 at 8192^3 (2.04x / 2.05x), 1-2 % above PIPE 1,

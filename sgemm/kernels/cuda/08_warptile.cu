@@ -23,11 +23,10 @@
 // 128), their epilogue checks both indices.  Interior blocks check nothing
 // except k in the last, partial k-tile, and store float4 along m (ALIGNED).
 // ALIGNED=false: every global access is a scalar load/store (offset views).
-// Measured (H200, 2026-11-21, scripts/tune_ffma.py, canonical NN, median of
-// 25; bench/results/ffma-tuning-h200-2026-11-21.json; cuBLAS 50.1/51.4/51.2):
-//   large 128x128x16, 8x8/thread   42.2 / 43.9 / 44.6 TFLOPS at 2048/4096/8192^3
-//                                  (84/85/87% of cuBLAS); 128x128x8: 41.4/41.4/40.9
-//   4096^3 other transposes: NT 46.5, TN 40.7, TT 42.9; NN unaligned 41.5.
+// Measured (H200, sgemm bench, bench/results/ladder-h200-2026-11-22.json):
+// large 128x128x16, 8x8/thread, 44.6 TFLOPS at 4096^3 (87% of cuBLAS) against
+// rung 7's 38.7. Reproduce: sgemm bench --kernels 7,8 --sizes 4096. Tile and BK
+// choices, and the other transposes: docs/notes/ffma-fast.md.
 #include "tile_loaders.cuh"
 
 namespace sg {

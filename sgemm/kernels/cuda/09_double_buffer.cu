@@ -15,23 +15,16 @@
 // inside C with the unguarded loop and stores only its own rows/columns
 // ("shifted" tiles, double_buffer_dispatch); the guarded EDGE instantiation
 // (zero-filled loads, FFMA loop unrolled by 2) is left for M < BM, N < BN, an
-// aligned M % 4 != 0, and the medium config.  2026-11-22 (H200, row-major
-// operands, cuBLAS in the same process; bench/results/edges-h200-2026-11-22.json):
-//   2000^3        large 421.3 -> 349.4 us = 1.02x cuBLAS (was 0.87x)
-//   4097x4095x4093 (unaligned) large 4160.6 -> 3071.4 us = 0.93x (was 0.69x)
-//   1000^3        small 81.0 -> 69.6 us = 0.76x; large split into 4 slices of
-//                 248 (one launch, a dispatcher change) 58.5 us = 0.90x
-//   1023x1025x1021 NN / TN (unaligned) "wide" 32x256x32: 97.7 -> 79.6 us /
-//                 88.7 -> 72.9 us = 0.81x / 0.82x
-//   4096^3        large 2843.4 / 2825.8 us, unchanged.
-// Measured (H200, 2026-11-21, canonical NN, median of 25, cuBLAS 50.1/51.4/51.2
-// TFLOPS at 2048/4096/8192^3; bench/results/ffma-tuning-h200-2026-11-21.json):
-//   large  256x128x8, warps 128x32, 16x8/thread, 1 block/SM:
-//          47.9 / 48.7 / 49.4 TFLOPS = 95.6 / 94.8 / 96.4% of cuBLAS -- the
-//          fastest FFMA kernel of rungs 8-11; 4096^3 NT 49.6, TN 46.2, TT 47.2.
-//   medium 128x128x16, 8x8/thread, 2 blocks/SM: 46.1 / 46.9 / 48.4
-//          (4096^3: NT 47.7, TN 40.1, TT 46.4; NN unaligned 39.7).
-//   Same 256x128x8 tile with warps of 64x64 and 8x16/thread: 43.5/44.3/44.5.
+// aligned M % 4 != 0, and the medium config.  Shifted tiles run the edge
+// blocks at interior speed: on the H200, 2000^3 took 349 us with them against
+// 421 us with the guarded EDGE path, 4097x4095x4093 (unaligned) 3071 against
+// 4161 us, and 4096^3 (no edge block) the same either way
+// (docs/notes/ffma-fast.md).
+// Measured (H200, sgemm bench, bench/results/ladder-h200-2026-11-22.json):
+// large 256x128x8, warps 128x32, 16x8/thread, 1 block/SM: 48.7 TFLOPS at 4096^3
+// and 49.4 at 8192^3 (97% of cuBLAS) against rung 8's 44.6 / 45.4 -- the
+// fastest FFMA rung. Reproduce: sgemm bench --kernels 8,9 --sizes 4096,8192.
+// The other configs and transposes: docs/notes/ffma-fast.md.
 // Rung 9 beats rung 8 (+7-9% on 128x128x16) and also rung 10: the register
 // path transposes the k-contiguous operand with LDG.128 + STS, where a cp.async
 // pipeline needs 4-byte copies for it (see rung 10).
@@ -52,11 +45,10 @@ __host__ __device__ constexpr int db_min_blocks() {
 // shifted edge tiles and the early *scalar* prefetch (below).  Medium at its
 // 128-register cap: ptxas spilled 4-36 bytes (sm_80, sm_90a) with early scalar
 // loads and 24 bytes (TN, sm_90a) with the shifted tile's owned-row guard
-// alone.  Aligned, nothing spilled, but 4096^3 (no edge block) ran 2963 -> 3224
-// us with the shifted tiles, and still 2953 -> 3196 us with only the start
-// passed through min() and a signed edge test: code generation at the cap
-// (edges-h200-2026-11-22.log).  So medium keeps its old path, compiled to the
-// same SASS as before (checked with nvdisasm).
+// alone.  Aligned, nothing spilled, but at 4096^3 (no edge block) the shifted
+// tiles took 3224 us against 2963 without them, and 3196 against 2953 with
+// only the start passed through min() and a signed edge test: code generation
+// at the cap (docs/notes/ffma-fast.md).  So medium keeps the guarded path.
 template <int TM, int TN, int THREADS>
 __host__ __device__ constexpr bool db_roomy() {
     return TM * TN <= 32 || 65536 / (db_min_blocks<TM, TN, THREADS>() * THREADS) > 128;
@@ -145,7 +137,7 @@ __device__ __forceinline__ void double_buffer_accumulate(
         static_assert(BK % 2 == 0, "a k-tile's steps alternate the two fragment buffers");
         static_assert(ALIGNED || ROOMY, "the next tile's loads are issued early");
         constexpr int SA = TT::SA, SB = TT::SB;
-        // ncu at 512x512x4096 (k4 tile, session 8): 17% of the warps' stall
+        // ncu at 512x512x4096 (k4 tile): 17% of the warps' stall
         // samples were FFMAs waiting on their LDS (short scoreboard), the
         // largest on the first FFMA of each k-tile, which had nothing to hide
         // behind after the barrier.

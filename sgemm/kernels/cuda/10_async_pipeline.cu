@@ -22,16 +22,13 @@
 // Edges: the copy's src-size is the number of valid bytes (0..16, or 0/4);
 // the hardware zero-fills the rest; an empty copy reads from the panel origin,
 // always a valid address.  EDGE blocks as in rung 8.  Works on sm_80 and sm_90a.
-// Measured (H200, 2026-11-21, canonical NN, median of 25, cuBLAS 50.1/51.4/51.2
-// at 2048/4096/8192^3; bench/results/ffma-tuning-h200-2026-11-21.json):
-//   large  256x128x16, warps 128x32, 16x8/thread, 3 stages (KPATH auto = 2):
-//          45.3 / 46.3 / 46.7 TFLOPS (90 / 90 / 91% of cuBLAS)
-//   medium 128x128x16, 8x8/thread, 2 stages: 45.0 / 46.1 / 47.1
-//   256x128x8 warps 64x64, 8x16: KPATH 2 45.0 at 4096^3, 0: 42.1, 1: 43.5.
-//   4096^3, 256x128x8 (64x64 warps): NT 47.8, TN 42.0, TT 44.2, NN unaligned 44.3.
-// Slower than rung 9 at the best tile (48.7 at 4096^3): NT, where both
-// operands go 16 bytes wide, is the fastest transpose for every tile; each
-// k-contiguous operand costs about 5-7%.  An ncu profile (4096^3, 128x128x16,
+// Measured (H200, sgemm bench, bench/results/ladder-h200-2026-11-22.json):
+// large 256x128x16, warps 128x32, 16x8/thread, 3 stages: 46.4 TFLOPS at 4096^3
+// (91% of cuBLAS), below rung 9's 48.7. Reproduce: sgemm bench --kernels 9,10
+// --sizes 4096. Why slower: NT, where both operands go 16 bytes wide, is the
+// fastest transpose for every tile; each k-contiguous operand costs about 5-7%
+// (docs/notes/ffma-fast.md, with the KPATH variants). An ncu profile (4096^3,
+// 128x128x16,
 // 3 stages) showed issue slots 81% active against cuBLAS's 91%, with 0.5
 // dispatch and 0.4 barrier stall cycles per issue (cuBLAS: 0.1 and 0.1).
 #include "tile_loaders.cuh"

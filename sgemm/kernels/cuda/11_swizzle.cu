@@ -13,15 +13,11 @@
 // the gain was expected to be small.
 // Seed: seed 002 kernel 8 ("thread-group swizzling"); Triton's grouped order.
 // Edges: as rung 10; the remap is a bijection on the tile grid.
-// Measured (H200, 2026-11-21, canonical NN, median of 25, cuBLAS 50.1/51.4/51.2
-// at 2048/4096/8192^3; bench/results/ffma-tuning-h200-2026-11-21.json):
-//   large  256x128x16 (16x8/thread) SWZ 8: 45.7 / 46.8 / 47.2 TFLOPS
-//          (91 / 91 / 92% of cuBLAS) -- faster than the same tile without the
-//          swizzle (45.3 / 46.3 / 46.7) by 0.8-1.2%; 4096^3 NT 49.0, TN 43.4,
-//          TT 45.7.
-//   medium 128x128x16 SWZ 8, 3 stages: 44.6 / 46.1 / 47.0 (the unswizzled
-//          3-stage tile measured 45.0 / 46.0 / 45.5 in an earlier call).
-//   256x128x8 (64x64 warps): SWZ 8 45.0, SWZ 16 45.1 vs 45.0 unswizzled (4096^3).
+// Measured (H200, sgemm bench, bench/results/ladder-h200-2026-11-22.json):
+// large 256x128x16 (16x8/thread) SWZ 8: 46.9 TFLOPS at 4096^3 and 47.3 at
+// 8192^3 against the same tile unswizzled (rung 10) at 46.4 / 46.8: +1%.
+// Reproduce: sgemm bench --kernels 10,11 --sizes 4096,8192. Other SWZ and
+// tiles: docs/notes/ffma-fast.md.
 #include "10_async_pipeline.cu"
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int STAGES,

@@ -45,14 +45,15 @@
 // Inf/NaN: the producer ORs tc::unsplittable over its elements into a shared
 // flag; a block that saw one recomputes its tile with FFMA (tc_common.cuh).
 // Edges: zero-filled loads, guarded C stores.  Batch via blockIdx.z.
-// Measured (H200, NN, docs/notes/tensorcore.md session 2): tf32x3 128x128 with
+// Measured (H200, NN, cuBLAS SGEMM in the same process; python
+// scripts/tc_check.py, runs in docs/notes/tensorcore.md): tf32x3 128x128 with
 // two producers and raster groups of 8: 102.3-106.0 TFLOPS at 4096^3
-// (1.99-2.20x cuBLAS SGEMM in the same process), 92.9-95.2 at 8192^3
-// (1.83-1.87x); one producer, before the cheap split: 81.6 / 78.0.
-// tf32 128x256: 133-166 TFLOPS at 4096^3 depending on layout (run 1).
-// Since session 4 precision="tf32x3" runs 22_tf32x3_wgmma_rs.cu (A split in
-// registers, A and B smem traffic cut by a quarter) on sm_90; this kernel
-// stays the reference it is measured against and keeps 1xTF32.
+// (1.99-2.20x cuBLAS SGEMM), 92.9-95.2 at 8192^3 (1.83-1.87x); with one
+// producer and cvt.rna splits: 81.6 / 78.0.  tf32 128x256: 133-166 TFLOPS at
+// 4096^3 depending on layout.
+// On sm_90 precision="tf32x3" runs 22_tf32x3_wgmma_rs.cu (A split in
+// registers, shared-memory traffic cut by a quarter), which sustains more;
+// this kernel stays the reference it is measured against and serves 1xTF32.
 // SASS: HGMMA.64x128x8.F32.TF32 / HGMMA.64x256x8.F32.TF32, no local memory.
 #include "tc_common.cuh"
 
@@ -553,7 +554,7 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
 // reading shared memory at the same time.  ncu's store bank-conflict counter
 // on this kernel is the address pattern's own cost, so comparing it with the
 // GEMM's count separates mapping conflicts from contention with other clients
-// of the data banks (docs/notes/tensorcore.md, session 3).
+// of the data banks (docs/notes/tensorcore.md).
 template <int R, bool KCONT>
 __global__ void __launch_bounds__(128, 1) tc21_store_probe(float* out, int iters) {
     extern __shared__ __align__(1024) unsigned char dsmem[];

@@ -5,8 +5,8 @@
 //
 // What it changes against 21_tf32x3_wgmma.cu: the shared-memory data path was
 // saturated there (ncu: L1/shared at ~89 % of peak, the producers' 16-byte
-// stores taking 9.7 wavefronts instead of 4; docs/notes/tensorcore.md,
-// session 3).  Per 128 x 128 x 32 block k-tile the SS wgmmas read 144 KB
+// stores taking 9.7 wavefronts instead of 4; docs/notes/tensorcore.md).
+// Per 128 x 128 x 32 block k-tile the SS wgmmas read 144 KB
 // (each consumer reads A big twice, A small once, B big twice, B small once)
 // and the producers write 64 KB.  Here A never goes through a wgmma
 // descriptor:
@@ -49,13 +49,14 @@
 // wgmma.wait_group 0 (promotion needs that wait anyway, so this form has no
 // PROMO parameter: it is 1, as in both registered configs of 21).
 //
-// Measured (H200, cuBLAS FP32 in the same process; docs/notes/tensorcore.md
-// session 4), large (PIPE 2): 3 s back-to-back loops, NN, 103.4 TFLOPS at
-// 4096^3 (2.02x) and 104.7 at 8192^3 (2.05x) where 21 sustains 93.7 / 94.1;
-// the short timing loops 105.9-117.0 at 4096^3 and 104.3-107.7 at 8192^3, NN
-// and TN (2.05-2.33x).  Every tf32x3 loop runs at the board's 700 W cap (SM
+// Measured (H200, cuBLAS FP32 in the same process;
+// bench/results/tf32x3-rs-final-h200-2026-11-22.json, reproduce: python
+// scripts/tc_check.py), large (PIPE 2): 3 s back-to-back loops, NN, 103.8
+// TFLOPS at 4096^3 (2.04x cuBLAS SGEMM) and 105.1 at 8192^3 (2.05x), where 21
+// sustains about 94 (docs/notes/tensorcore.md); short timing loops reach
+// 2.05-2.33x, NN and TN. Every tf32x3 loop runs at the board's 700 W cap (SM
 // clock ~1710-1760 MHz against cuBLAS FP32's 1980), so the gain is work per
-// joule, not clock.  Accuracy: every number of 21's table reproduced to three
+// joule, not clock. Accuracy: every number of 21's table reproduced to three
 // digits (PIPE 3 and 1 measured; all PIPEs issue the same products in the
 // same order); Inf/NaN pattern as cuBLAS FP32.
 //
@@ -226,7 +227,8 @@ __device__ __forceinline__ void wg_sync(int cw) {
 //      between the wait and the next issue.
 //   4: as 1 (one wgmma.fence per k-tile), with 3's early load of tile kt+1.
 // On the H200 all four sustained within 1-2 % of each other at the power cap
-// (notes, session 4); large uses 2, the best of them in both sustained runs.
+// (docs/notes/tensorcore.md); large uses 2, the best of them in both sustained
+// runs.
 template <int BM, int BN, int STAGES, int PIPE, bool TA, bool TB>
 __device__ __forceinline__ void consume(int M, int N, int K, float alpha,
                                         const float* __restrict__ A, long long lda,

@@ -1,4 +1,4 @@
-// Scheme kernel 30 -- the dispatcher's general tile kernel (issue 5).
+// Scheme kernel 30 -- the planner's general tile kernel.
 //
 // One warp-tiled FFMA GEMM template serves three schemes (kernels/schemes.py):
 //   "tile"   (id 30)  direct launch, large/medium tiles;
@@ -30,6 +30,12 @@
 // Registers are capped at 128 (at least 512 threads resident per SM) so that a
 // 256-thread block of 8x8 micro-tiles keeps two blocks per SM.
 // Self-contained on purpose (only common.cuh): the ladder's headers may move.
+// Measured (H100, public suite, cuBLAS in the same process;
+// bench/results/suite-h100-2026-11-25.json, reproduce: bash
+// scripts/gpu_session.sh suite): the planner runs "tile" on 35x79x19 (2.4x
+// cuBLAS under CUDA graphs), "small" on its TT form (3.0x), and "splitk" on
+// 16x8192x2048 (8 slices, 1.5x); larger shapes go to the ladder's rung 9-11
+// loops, which are faster per block.
 #include "common.cuh"
 
 namespace s30 {

@@ -1,4 +1,4 @@
-// Scheme kernel 34 -- split-K in one launch ("splitk_fused", issue 5).
+// Scheme kernel 34 -- split-K in one launch ("splitk_fused").
 //
 // Scheme 32 runs the tile kernel over K-slices into a workspace and then a
 // second kernel (32_splitk_reduce.cu) sums the slices.  Under CUDA graphs
@@ -27,6 +27,11 @@
 // the same thing for the two-launch and the fused scheme and the tuner's tile
 // space serves both.  With S == 1 (W and counters unused, may be null) the
 // kernel is an ordinary SGEMM: the direct-launch contract of every spec.
+// Where thread-block clusters exist (sm_90) the planner prefers 36/38, which
+// sum through distributed shared memory instead of a global handshake: on the
+// H100 public suite (bench/results/suite-h100-2026-11-25.json) it picks neither
+// this nor the two-launch form for small squares. On sm_80 this is the
+// one-launch split-K.
 #include "30_tile.cu"
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int STAGES,

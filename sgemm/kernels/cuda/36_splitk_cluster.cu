@@ -1,5 +1,5 @@
 // Scheme kernel 36 -- split-K inside a thread-block cluster ("splitk_cluster",
-// issue 5's small-problem path).  sm_90 only.
+// the small-problem path).  sm_90 only.
 //
 // Problem: a 384^3 or 512^3 GEMM has 36-64 output tiles of 64x64, a third to
 // a half of an H200's 132 SMs.  Split-K fills the rest, but the two-launch
@@ -18,8 +18,10 @@
 // Slice depth kc = ceil(K / (CS * BK)) * BK, so every slice but the last is
 // whole k-tiles (and a multiple of 4: ALIGNED survives the offset); slices
 // past K are empty and contribute zeros.
-// Measured: see docs/notes/dispatch.md (2026-11-22, small squares under
-// CUDA graphs).
+// Measured (H100, public suite under CUDA graphs,
+// bench/results/suite-h100-2026-11-25.json; reproduce: bash
+// scripts/gpu_session.sh suite): 128^3 1.33x and 256^3 1.46x cuBLAS, in
+// clusters of 2. The steps that got there: docs/notes/dispatch.md.
 #include "30_tile.cu"
 #include "cluster.cuh"
 

@@ -1,5 +1,6 @@
 // Scheme kernel 38 -- rung 9's main loop, split over K inside a thread-block
-// cluster ("db_cluster", issue 5's small squares under CUDA graphs).  sm_90.
+// cluster ("db_cluster": small squares, and shapes too small to fill the GPU).
+// sm_90.
 //
 // Adds over 36_splitk_cluster.cu: the per-block main loop.  Kernel 36 runs
 // 30_tile.cu's cp.async loop, which measured ~37% of the FFMA peak per SM at
@@ -22,48 +23,47 @@
 // (cluster rank r takes slices r*KG .. r*KG+KG-1), with its own shared
 // buffers and named barrier: KG independent instruction streams per SM where
 // a 64x64 tile alone keeps one warp per scheduler (latency-bound, ~44% of
-// the FFMA peak: kdepth-sweep-*).  The groups first add their partial tiles
+// the FFMA peak in a K-depth sweep).  The groups first add their partial tiles
 // inside the block, so one partial tile per block crosses the cluster: two
-// groups serially (group 1 parks, group 0 adds; session 6), four in
-// parallel (all park over their dead buffers, every thread adds a share;
-// session 7: one-warp groups' fixed cost 4.85 -> 3.26 us).
+// groups serially (group 1 parks, group 0 adds), four in parallel (all park
+// over their dead buffers, every thread adds a share: one-warp groups' fixed
+// cost 3.26 us against 4.85 us for the serial sum).
 // One block per SM is assumed (launch bounds: up to 255 registers), so
 // unaligned loads are prefetched early as in rung 9's roomy configs.
 // Slice depth kc = ceil(K / (CS * KG * BK)) * BK: whole k-tiles, a multiple
 // of 4 (ALIGNED survives the offset); slices past K are empty and add zeros.
 // Tiles of up to 64 accumulators a thread run double_buffer_accumulate's
-// pipelined loop (PIPE: fragments one k-step ahead, also across k-tiles;
-// session 8).  Measured (H200, CUDA graphs, PDL on; bench/results/suite-
-// session8-final-h200-2026-11-22.json): 384^3 6.19 us ("k4": 64x64 of 8x8
-// at BK = 8, 3 blocks x 4 groups) against cuBLAS 9.42; 512^3 9.85 us (2 x 4)
-// against 12.88.  Fixed cost per launch (kdepth-sweep-session6/7/8-*): 1.49
-// us at a cluster of one block (rung 9 direct 1.34); in clusters of 2, before
-// the pipelined loop, 2.73 for k2 and 2.77 for k4, and 2.55 for k4 with it
-// (k2 not re-measured); a cluster
-// launch itself adds nothing (cluster-cost-*).  The
-// owner's index arithmetic was ~0.6 us of it before session 6 hoisted it
-// (ncu: ~500 instructions per warp at one warp per scheduler).  16x8 thread
-// tiles ("tall"/"wide", two groups, clusters of 2): 16384x64x4096 0.92-0.96x
-// cuBLAS, 64x16384x4096 0.97-0.99x.  Steps and misses: docs/notes/dispatch.md.
+// pipelined loop (PIPE: fragments one k-step ahead, also across k-tiles).
+// Measured (H100, public suite, cuBLAS in the same process;
+// bench/results/suite-h100-2026-11-25.json, reproduce: bash
+// scripts/gpu_session.sh suite): under CUDA graphs 384^3 1.47x cuBLAS and 512^3
+// 1.28x; in plain launches 768^3 1.27x, 16384x64x4096 0.92x, 64x16384x4096
+// 0.98x (16x8 thread tiles "tall"/"wide") and 1023x1025x1021 0.86x. Fixed cost
+// per launch (H200, K-depth sweep): 1.49 us at a cluster of one block against
+// 1.34 for rung 9 launched directly, 2.55 for k4 in clusters of 2; the cluster
+// launch itself adds nothing, and hoisting the owner's index arithmetic out of
+// the sum saved ~0.6 us (ncu: ~500 instructions per warp at one warp per
+// scheduler). The steps, and what did not pay: docs/notes/dispatch.md.
 #include "09_double_buffer.cu"
 #include "cluster.cuh"
 
 namespace sg {
 // Whether a block's k-groups add their partial tiles in parallel (four
-// groups) or group 0 adds the other's (two).  Session 7: the parallel sum cut
-// the fixed cost of four one-warp groups from 4.85 to 3.26 us, but with two
-// groups of 16x8 tiles it changed ptxas's schedule of the main loop and
-// 16384x64x4096 went 220 -> 247 us (suite-session7-*).  schemes.py's
-// DB_PARALLEL_KGROUPS holds the same threshold (shared memory, rules).
+// groups) or group 0 adds the other's (two).  The parallel sum cuts the
+// fixed cost of four one-warp groups to 3.26 us from 4.85, but with two
+// groups of 16x8 tiles it changes ptxas's schedule of the main loop:
+// 16384x64x4096 took 247 us against 220 with the serial sum (H200).
+// schemes.py's DB_PARALLEL_KGROUPS holds the same threshold (shared memory,
+// rules).
 __host__ __device__ constexpr bool db_parallel_combine(int kg) { return kg >= 4; }
 }  // namespace sg
 
 // The pipelined main loop (double_buffer_accumulate's PIPE) on unguarded
-// tiles of up to 64 accumulators a thread.  Session 8 (H200, graphs): 512^3
-// with "k4" 9.96 -> 9.84 us, fixed cost 2.77 -> 2.55 us (small-graphs- and
-// kdepth-sweep-session8-pipe*).  The 16x8 tiles ("wide", "tall") went to 246
-// and 255 registers with it, and 16384x64x4096 from 217 to 228-230 us
-// (cuBLAS ~198 in each run: suite-session8-*), so they keep rung 9's loop.
+// tiles of up to 64 accumulators a thread.  H200, under graphs: 512^3 with
+// "k4" 9.84 us against 9.96 without it, fixed cost 2.55 against 2.77 us.  The
+// 16x8 tiles ("wide", "tall") need 246 and 255 registers with it, and
+// 16384x64x4096 took 228-230 us against 217 without it (cuBLAS ~198), so
+// they keep rung 9's loop.
 // SG_DB_PIPE=0 (SGEMM_DEFINES) turns it off everywhere, for A/B runs.
 #ifndef SG_DB_PIPE
 #define SG_DB_PIPE 1
@@ -154,7 +154,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         // Two groups meet in this block first: group 1 parks its partial
         // tile (float4 e = s*GT + gtid, conflict-free) past the slots and
         // group 0 adds it to its registers, so one partial tile per block
-        // crosses the cluster (session 6).
+        // crosses the cluster.
         if constexpr (KG > 1) {
             float4* stage = slots + CS * SHARE;
             if (group > 0) {
@@ -182,7 +182,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         }
         // A cluster of one block: group 0 stores its registers as rung 9 does
         // (the smem round trip and its index arithmetic cost ~500
-        // instructions per warp at one warp per scheduler: ncu, session 6).
+        // instructions per warp at one warp per scheduler, ncu).
         if constexpr (CS == 1) {
             if (group == 0) {
                 const TT tt(gtid);
@@ -220,7 +220,7 @@ sgemm_db_cluster(SGEMM_PARAMS) {
                 }
         }
     } else {
-        // Four groups add in parallel (session 7: with group 0 adding alone,
+        // Four groups add in parallel (with group 0 adding alone,
         // one-warp groups spent ~1.6 us of fixed cost in that serial sum).
         // Group g parks its tile at g*E (float4 e = s*GT + gtid) over the
         // dead k-tile buffers; then thread t adds float4s e = i*THREADS + t

@@ -46,7 +46,7 @@ __device__ __forceinline__ bool unsplittable(float x) {
 // must.  ptxas expands cvt.rna.tf32.f32 into four ops (an |x| < Inf test and a
 // select guard Inf/NaN), and the 3xTF32 producer does two of these per element:
 // on sm_90a the split was most of the producer warpgroup's instructions
-// (notes, session 2).  Inf/NaN/huge x give garbage here (canonical NaN
+// (docs/notes/tensorcore.md).  Inf/NaN/huge x give garbage here (canonical NaN
 // 0x7fffffff even wraps to -0), which is why only the flagged X3 split uses it.
 __device__ __forceinline__ float to_tf32_finite(float x) {
     return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xFFFFE000u);
