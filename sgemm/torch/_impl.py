@@ -1,0 +1,126 @@
+"""The CUDA implementations behind the operators: plain tensors in, a fresh
+torch tensor out, the GEMM through sgemm's plan cache.
+
+Every output is allocated here with ``torch.empty`` (torch's caching
+allocator, so a CUDA graph capture owns it) and handed to sgemm as ``c``;
+bias and ``beta * input`` are copied into it first and read back through
+sgemm's ``beta``.  Nothing here synchronizes the host.  sgemm launches on
+the caller's current torch stream.
+
+Only the GEMM call (``gemm_into``) touches sgemm: the CPU tests replace it
+with a torch emulation to run everything else here on CPU tensors.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .. import api as _api
+
+_PLAIN = torch.Tensor
+_F32 = torch.float32
+
+
+def _ready(x: torch.Tensor) -> torch.Tensor:
+    """x as sgemm takes it: a plain ``torch.Tensor`` (the plan cache keys on
+    the exact type; an ``nn.Parameter`` would take its uncached path every
+    call) whose last two dimensions have one unit stride and a leading
+    dimension that does not overlap (a transposed view is used in place;
+    anything else, e.g. an expanded gradient, is copied)."""
+    if type(x) is not _PLAIN:
+        x = x.detach()
+    sh, st = x.shape, x.stride()
+    if (st[-1] == 1 and st[-2] >= sh[-1]) or (st[-2] == 1 and st[-1] >= sh[-2]):
+        return x
+    return x.contiguous()
+
+
+CAPTURE_HINT = (
+    "sgemm failed while a CUDA graph was being captured. The first call of a "
+    "shape builds its plan (compiles kernels, may allocate a split-K workspace "
+    "through CuPy and wait for it), which cannot happen during capture: run the "
+    "same step once before capturing, on the stream you capture on "
+    "(torch.cuda.graph(g, stream=s) with the warm-up under torch.cuda.stream(s)). "
+    "See docs/torch.md, 'CUDA graphs'.")
+
+
+def gemm_into(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, precision: str,
+              alpha: float = 1.0, beta: float = 0.0) -> torch.Tensor:
+    """out = alpha * a @ b + beta * out, 2-D or batched 3-D; a and b may be
+    transposed views.  Returns out."""
+    if out.numel() == 0:
+        return out
+    if a.shape[-1] == 0:               # an empty sum: only beta * out is left
+        return out.mul_(beta) if beta != 0.0 else out.zero_()
+    a, b = _ready(a), _ready(b)
+    run = _api.gemm if out.dim() == 2 else _api.gemm_batched
+    try:
+        run(a, b, out, alpha=alpha, beta=beta, precision=precision)
+    except Exception as e:
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError(CAPTURE_HINT) from e
+        raise
+    return out
+
+
+def _shapes(what, a, b, nd):
+    """The checks sgemm cannot word in terms of these operators."""
+    if a.dim() != nd or b.dim() != nd:
+        raise ValueError(f"sgemm.{what}: a and b must be {nd}-D, got shapes "
+                         f"{tuple(a.shape)} and {tuple(b.shape)}")
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"sgemm.{what}: inner dimensions differ: a {tuple(a.shape)}, "
+                         f"b {tuple(b.shape)}")
+
+
+def _f32(what, name, x):
+    if x.dtype is not _F32:
+        raise TypeError(f"sgemm.{what}: {name} has dtype {x.dtype}; sgemm computes in float32")
+
+
+def mm(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+    _shapes("mm", a, b, 2)
+    out = torch.empty((a.shape[0], b.shape[1]), dtype=_F32, device=a.device)
+    return gemm_into(a, b, out, precision)
+
+
+def bmm(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+    _shapes("bmm", a, b, 3)
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"sgemm.bmm: batch sizes differ: a {tuple(a.shape)}, "
+                         f"b {tuple(b.shape)}")
+    out = torch.empty((a.shape[0], a.shape[1], b.shape[2]), dtype=_F32, device=a.device)
+    return gemm_into(a, b, out, precision)
+
+
+def addmm(input: torch.Tensor, a: torch.Tensor, b: torch.Tensor, beta: float,
+          alpha: float, precision: str) -> torch.Tensor:
+    _shapes("addmm", a, b, 2)
+    _f32("addmm", "input", input)
+    out = torch.empty((a.shape[0], b.shape[1]), dtype=_F32, device=a.device)
+    if beta != 0.0:                    # beta == 0 ignores input (NaN included), as torch does
+        out.copy_(input)               # broadcasts (and raises where it cannot)
+    return gemm_into(a, b, out, precision, alpha, beta)
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+           precision: str) -> torch.Tensor:
+    if weight.dim() != 2 or x.dim() < 1 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"sgemm.linear: x of shape {tuple(x.shape)} and weight of shape "
+                         f"{tuple(weight.shape)} do not match (weight is (out, in), x is "
+                         f"(..., in))")
+    n_out = weight.shape[0]
+    out = torch.empty((*x.shape[:-1], n_out), dtype=_F32, device=x.device)
+    rows = math.prod(x.shape[:-1])
+    o2 = out.view(rows, n_out)
+    beta = 0.0
+    if bias is not None:
+        _f32("linear", "bias", bias)
+        if bias.shape != (n_out,):
+            raise ValueError(f"sgemm.linear: bias must have shape ({n_out},), got "
+                             f"{tuple(bias.shape)}")
+        o2.copy_(bias)
+        beta = 1.0
+    gemm_into(x.reshape(rows, x.shape[-1]), weight.t(), o2, precision, 1.0, beta)
+    return out

@@ -1,0 +1,482 @@
+"""sgemm.torch on the CPU: registration, fake implementations, autograd
+formulas, the drop-in modules and the routing mode's fall-through.
+
+The operators have a CUDA implementation only.  To run everything but the
+GEMM itself here, the ``emulated`` fixture swaps the one sgemm call in
+sgemm/torch/_impl.py for a float64 torch product (which also asserts the
+operand layout sgemm requires) and registers the same implementations for
+CPU tensors in a ``torch.library.Library`` that is destroyed afterwards.
+The real GEMMs are tested in tests/gpu/test_torch_gpu.py.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+
+import sgemm.torch as st  # noqa: E402
+from sgemm.torch import _impl, functional, mode  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OPS = ("mm", "bmm", "addmm", "linear")
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+# -- import hygiene ---------------------------------------------------------------------
+def test_import_sgemm_does_not_import_torch():
+    r = _python("""
+        import sys, sgemm
+        assert "torch" not in sys.modules, "import sgemm imported torch"
+        assert "sgemm.torch" not in sys.modules
+    """)
+    assert r.returncode == 0, r.stderr
+
+
+def test_sgemm_works_without_torch():
+    r = _python("""
+        import sys
+        sys.modules["torch"] = None          # import torch raises ImportError
+        import sgemm
+        sgemm.plan, sgemm.gemm
+        try:
+            import sgemm.torch
+        except ImportError as e:
+            assert "needs PyTorch" in str(e), e
+        else:
+            raise AssertionError("sgemm.torch imported without torch")
+    """)
+    assert r.returncode == 0, r.stderr
+
+
+# -- registration -----------------------------------------------------------------------
+def test_ops_registered_with_precision():
+    for name in OPS:
+        schema = getattr(torch.ops.sgemm, name).default._schema
+        args = {a.name: a for a in schema.arguments}
+        assert "precision" in args, schema
+        assert args["precision"].default_value == "tf32x3", schema
+        assert not schema.is_mutable, schema
+
+
+def test_cpu_tensors_are_rejected_clearly():
+    a, b = torch.randn(3, 4), torch.randn(4, 5)
+    with pytest.raises(NotImplementedError, match="CUDA"):
+        torch.ops.sgemm.mm(a, b)
+    with pytest.raises(ValueError, match="CPU tensor"):
+        st.mm(a, b)
+    with pytest.raises(ValueError, match="CPU tensor"):
+        st.linear(a, torch.randn(2, 4))
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="precision"):
+        st.mm(torch.randn(2, 2), torch.randn(2, 2), precision="fp16")
+    with pytest.raises(ValueError, match="activation"):
+        st.linear(torch.randn(2, 2), torch.randn(2, 2), activation="tanh")
+    with pytest.raises(ValueError, match="precision"):
+        st.Linear(2, 2, precision="bf16")
+
+
+# -- fake implementations ---------------------------------------------------------------
+FAKE_CASES = [
+    ("mm", lambda e: (e(5, 3), e(3, 4)), (5, 4)),
+    ("mm", lambda e: (e(0, 3), e(3, 4)), (0, 4)),
+    ("bmm", lambda e: (e(2, 5, 3), e(2, 3, 4)), (2, 5, 4)),
+    ("addmm", lambda e: (e(4), e(5, 3), e(3, 4)), (5, 4)),
+    ("addmm", lambda e: (e(5, 1), e(5, 3), e(3, 4)), (5, 4)),
+    ("addmm", lambda e: (e(), e(5, 3), e(3, 4)), (5, 4)),
+    ("linear", lambda e: (e(2, 7, 3), e(4, 3), e(4)), (2, 7, 4)),
+    ("linear", lambda e: (e(3), e(4, 3), None), (4,)),
+    ("linear", lambda e: (e(6, 3), e(4, 3), None), (6, 4)),
+]
+
+
+@pytest.mark.parametrize("device", ["cuda", "meta"])
+@pytest.mark.parametrize("name,make,shape", FAKE_CASES)
+def test_fake_shapes(device, name, make, shape):
+    op = getattr(torch.ops.sgemm, name)
+    with FakeTensorMode(allow_non_fake_inputs=False):
+        args = make(lambda *s: torch.empty(s, device=device))
+        out = op(*args)
+    assert tuple(out.shape) == shape
+    assert out.dtype == torch.float32
+    assert out.device.type == device
+    assert out.is_contiguous()
+
+
+@pytest.mark.parametrize("name,args,match", [
+    ("mm", lambda e: (e(5, 3), e(4, 4)), "inner"),
+    ("mm", lambda e: (e(5, 3, 1), e(3, 4)), "2-D"),
+    ("bmm", lambda e: (e(2, 5, 3), e(3, 3, 4)), "batch"),
+    ("addmm", lambda e: (e(3), e(5, 3), e(3, 4)), "broadcast"),
+    ("linear", lambda e: (e(2, 3), e(4, 5), None), "inner"),
+    ("linear", lambda e: (e(2, 3), e(4, 3), e(5)), "bias"),
+])
+def test_fake_rejects(name, args, match):
+    op = getattr(torch.ops.sgemm, name)
+    with FakeTensorMode():
+        with pytest.raises(Exception, match=match):
+            op(*args(lambda *s: torch.empty(s, device="cuda")))
+
+
+def test_fake_rejects_dtype():
+    with FakeTensorMode():
+        a = torch.empty(2, 3, device="cuda", dtype=torch.float16)
+        with pytest.raises(Exception, match="float32"):
+            torch.ops.sgemm.mm(a, a.t())
+
+
+# -- an emulated GEMM: the implementations and autograd on CPU tensors -----------------
+class _EmulatedApi:
+    """sgemm.api's gemm / gemm_batched in float64 torch, checking that the
+    operands arrive as sgemm takes them (plain tensors, one unit stride)."""
+    calls: list = []
+
+    @classmethod
+    def gemm(cls, a, b, c, *, alpha=1.0, beta=0.0, precision=None):
+        for x in (a, b, c):
+            assert type(x) is torch.Tensor, type(x)
+            st_ = x.stride()
+            assert st_[-1] == 1 or st_[-2] == 1, (x.shape, st_)
+        assert precision in ("ieee", "tf32x3", "tf32")
+        cls.calls.append((tuple(a.shape), tuple(b.shape), precision))
+        r = alpha * (a.double() @ b.double())
+        if beta != 0.0:
+            r = r + beta * c.double()
+        c.copy_(r)
+        return c
+
+    gemm_batched = gemm
+
+
+@pytest.fixture
+def emulated(monkeypatch):
+    monkeypatch.setattr(_impl, "_api", _EmulatedApi)
+    _EmulatedApi.calls = []
+    lib = torch.library.Library("sgemm", "IMPL")
+    lib.impl("mm", lambda a, b, precision="tf32x3": _impl.mm(a, b, precision), "CPU")
+    lib.impl("bmm", lambda a, b, precision="tf32x3": _impl.bmm(a, b, precision), "CPU")
+    lib.impl("addmm", lambda i, a, b, beta=1.0, alpha=1.0, precision="tf32x3":
+             _impl.addmm(i, a, b, beta, alpha, precision), "CPU")
+    lib.impl("linear", lambda x, w, bias=None, precision="tf32x3":
+             _impl.linear(x, w, bias, precision), "CPU")
+    yield _EmulatedApi
+    lib._destroy()
+
+
+@pytest.fixture
+def eager_on_cpu(monkeypatch, emulated):
+    """Also let functional.py's eager fast path take CPU tensors."""
+    monkeypatch.setattr(functional, "_eager", lambda what, *ts: True)
+    return emulated
+
+
+def _r(*shape, grad=True):
+    return torch.randn(*shape, requires_grad=grad)
+
+
+def _rt(*shape):
+    """A transposed (column-major) leaf of the given shape."""
+    return torch.randn(*reversed(shape)).t().requires_grad_()
+
+
+OPCHECK_CASES = [
+    ("mm", lambda: (_r(5, 3), _r(3, 4), "ieee")),
+    ("mm", lambda: (_rt(5, 3), _rt(3, 4), "tf32x3")),        # transposed views
+    ("bmm", lambda: (_r(2, 5, 3), _r(2, 3, 4), "tf32")),
+    ("addmm", lambda: (_r(4), _r(5, 3), _r(3, 4), 0.5, 2.0, "ieee")),
+    ("addmm", lambda: (_r(5, 1), _r(5, 3), _r(3, 4), 1.0, 1.0, "tf32x3")),
+    ("linear", lambda: (_r(2, 7, 3), _r(4, 3), _r(4), "ieee")),
+    ("linear", lambda: (_r(3), _r(4, 3), None, "tf32x3")),
+]
+
+
+@pytest.mark.parametrize("name,make", OPCHECK_CASES)
+def test_opcheck_emulated(emulated, name, make):
+    torch.library.opcheck(getattr(torch.ops.sgemm, name).default, make())
+
+
+def _reference(name, args):
+    """torch's own op on float64 copies of the tensor arguments."""
+    d = [x.detach().double().requires_grad_(x.requires_grad) if torch.is_tensor(x) else x
+         for x in args]
+    if name == "mm":
+        return d, d[0] @ d[1]
+    if name == "bmm":
+        return d, torch.bmm(d[0], d[1])
+    if name == "addmm":
+        return d, torch.addmm(d[0], d[1], d[2], beta=d[3], alpha=d[4])
+    return d, F.linear(d[0], d[1], d[2])
+
+
+def _call(path, name, args):
+    if path == "op":
+        return getattr(torch.ops.sgemm, name)(*args)
+    tensors, prec = args[:-1], args[-1]
+    if name == "addmm":
+        return st.addmm(*tensors[:3], beta=tensors[3], alpha=tensors[4], precision=prec)
+    return getattr(st, name)(*tensors, precision=prec)
+
+
+@pytest.mark.parametrize("path", ["op", "eager"])
+@pytest.mark.parametrize("name,make", OPCHECK_CASES)
+def test_gradients_match_torch(eager_on_cpu, path, name, make):
+    args = make()
+    out = _call(path, name, args)
+    d, ref = _reference(name, args)
+    assert torch.allclose(out.double(), ref, rtol=1e-5, atol=1e-5)
+    g = torch.randn_like(out)
+    out.backward(g)
+    ref.backward(g.double())
+    for x, xd in zip(args, d):
+        if torch.is_tensor(x) and x.requires_grad:
+            assert x.grad is not None and x.grad.shape == x.shape
+            assert torch.allclose(x.grad.double(), xd.grad, rtol=1e-5, atol=1e-5)
+    assert eager_on_cpu.calls and all(c[2] == args[-1] for c in eager_on_cpu.calls)
+
+
+def test_backward_gemm_count_and_precision(eager_on_cpu):
+    """dA, dB through sgemm in the forward's precision; only what is needed."""
+    a, b = _r(5, 3), _r(3, 4, grad=False)
+    st.mm(a, b, precision="ieee").sum().backward()
+    assert [c[2] for c in eager_on_cpu.calls] == ["ieee", "ieee"]   # forward, dA only
+
+
+@pytest.mark.parametrize("path", ["op", "eager"])
+def test_double_backward(eager_on_cpu, path):
+    """create_graph=True: the backward's GEMMs are differentiable too."""
+    a, b = _r(5, 3), _r(3, 4)
+    y = torch.ops.sgemm.mm(a, b, "ieee") if path == "op" else st.mm(a, b, precision="ieee")
+    (ga,) = torch.autograd.grad((y * y).sum(), a, create_graph=True)
+    ga.square().sum().backward()
+    a2, b2 = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    y2 = a2 @ b2
+    (ga2,) = torch.autograd.grad((y2 * y2).sum(), a2, create_graph=True)
+    ga2.square().sum().backward()
+    assert torch.allclose(ga, ga2, rtol=1e-4, atol=1e-4)
+    assert torch.allclose(b.grad, b2.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_no_grad_takes_no_autograd(eager_on_cpu):
+    a, b = _r(5, 3), _r(3, 4)
+    with torch.no_grad():
+        out = st.mm(a, b)
+    assert out.grad_fn is None and not out.requires_grad
+
+
+def test_degenerate_shapes(eager_on_cpu):
+    assert st.mm(torch.randn(0, 3), torch.randn(3, 4)).shape == (0, 4)
+    z = st.mm(torch.randn(5, 0), torch.randn(0, 4))
+    assert torch.equal(z, torch.zeros(5, 4))
+    i = torch.randn(4)
+    assert torch.equal(st.addmm(i, torch.randn(5, 0), torch.randn(0, 4), beta=2.0),
+                       (2 * i).expand(5, 4))
+    assert eager_on_cpu.calls == []          # none reached the GEMM
+
+
+def test_expanded_gradient_is_made_contiguous(eager_on_cpu):
+    a, b = _r(5, 3), _r(3, 4)
+    st.mm(a, b).sum().backward()             # grad of sum: an expanded (stride 0) tensor
+    assert torch.allclose(a.grad, torch.ones(5, 4) @ b.detach().t(), atol=1e-5)
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu", "gelu_tanh", "silu"])
+def test_linear_activation(eager_on_cpu, act):
+    x, w, b = _r(6, 3), _r(4, 3), _r(4)
+    y = st.linear(x, w, b, activation=act, precision="ieee")
+    ref = functional.ACTIVATIONS[act](F.linear(x, w, b))
+    assert torch.allclose(y, ref, atol=1e-5)
+    y.sum().backward()
+    assert x.grad is not None and w.grad is not None and b.grad is not None
+
+
+def test_compile_fullgraph_traces_ops(emulated):
+    """torch.compile(fullgraph=True) traces the functions to the operators,
+    forward and backward (aot_eager: no C++ compiler needed here)."""
+    lin = st.Linear(3, 4, precision="ieee", activation="relu")
+
+    def f(x, w, a, b):
+        h = st.linear(x, w, None, precision="ieee", activation="gelu")
+        return (st.mm(h, a) + st.bmm(b, b.transpose(1, 2)).sum()).sum()
+
+    x, w, a, b = _r(6, 3), _r(5, 3), _r(5, 2), _r(2, 3, 3)
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    compiled(x, w, a, b).backward()
+    assert x.grad is not None and b.grad is not None
+    ref_x = x.detach().clone().requires_grad_()
+    f_ref = (torch.mm(F.gelu(ref_x @ w.detach().t()), a.detach())
+             + torch.bmm(b.detach(), b.detach().transpose(1, 2)).sum()).sum()
+    f_ref.backward()
+    assert torch.allclose(x.grad, ref_x.grad, atol=1e-4)
+    # the module's forward checks x.is_cuda: compile it with CPU tensors -> F.linear
+    torch.compile(lin, fullgraph=True, backend="aot_eager")(x).sum().backward()
+
+
+# -- nn.Linear drop-in and convert() ----------------------------------------------------
+def test_linear_state_dict_compatible():
+    ref = nn.Linear(5, 3)
+    lin = st.Linear(5, 3, precision="ieee")
+    assert list(lin.state_dict()) == list(ref.state_dict())
+    lin.load_state_dict(ref.state_dict())
+    back = nn.Linear(5, 3)
+    back.load_state_dict(lin.state_dict())
+    for k, v in ref.state_dict().items():
+        assert torch.equal(back.state_dict()[k], v)
+    nb = st.Linear(5, 3, bias=False)
+    assert list(nb.state_dict()) == list(nn.Linear(5, 3, bias=False).state_dict())
+    assert isinstance(lin, nn.Linear) and "precision='ieee'" in repr(lin)
+
+
+def test_linear_falls_back_on_cpu_and_other_dtypes():
+    ref = nn.Linear(5, 3)
+    lin = st.Linear.from_linear(ref, activation="relu")
+    x = torch.randn(4, 5)
+    assert torch.equal(lin(x), torch.relu(ref(x)))
+    ref64, x64 = ref.double(), x.double()
+    lin64 = st.Linear.from_linear(ref64)
+    assert torch.equal(lin64(x64), ref64(x64))
+
+
+class _Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.parts = nn.ModuleDict({"proj": nn.Linear(8, 2), "norm": nn.LayerNorm(2)})
+
+    def forward(self, x):
+        return self.parts["norm"](self.parts["proj"](x))
+
+
+def test_convert_swaps_linear_layers_and_keeps_parameters():
+    torch.manual_seed(0)
+    shared = nn.Linear(8, 8)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), shared, shared, _Head())
+    before = {n: p for n, p in model.named_parameters()}
+    sd = {k: v.clone() for k, v in model.state_dict().items()}
+    x = torch.randn(3, 4)
+    y = model(x)
+    out = st.convert(model, precision="ieee")
+    assert out is model
+    linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    assert linears and all(type(m) is st.Linear for m in linears)
+    assert all(m.precision == "ieee" for m in linears)
+    assert model[2] is model[3]                          # shared stays shared
+    assert {n: p for n, p in model.named_parameters()} == before   # same Parameter objects
+    assert list(model.state_dict()) == list(sd)
+    assert torch.equal(model(x), y)                      # CPU: F.linear fallback
+    st.convert(model, precision="tf32")                  # already converted: precision only
+    assert all(m.precision == "tf32" for m in model.modules() if isinstance(m, st.Linear))
+
+
+def test_convert_root_linear_and_subclasses():
+    root = nn.Linear(3, 3)
+    new = st.convert(root)
+    assert type(new) is st.Linear and new.weight is root.weight
+    mha = nn.MultiheadAttention(8, 2)
+    st.convert(mha)
+    assert type(mha.out_proj) is not st.Linear           # a subclass of nn.Linear: left alone
+
+
+# -- SgemmMode ---------------------------------------------------------------------------
+class _Spy:
+    """Stands in for sgemm.torch.functional inside mode.py, counting calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        def f(*args, **kwargs):
+            self.calls.append(name)
+            return getattr(functional, name)(*args, **kwargs)
+        return f
+
+
+def _fallthrough_cases(dtype):
+    def t(*s):
+        return torch.randn(*s, dtype=dtype)
+    a, b, x, w, bias = t(5, 3), t(3, 4), t(2, 5, 3), t(4, 3), t(4)
+    return [
+        lambda: torch.matmul(a, b), lambda: a @ b, lambda: a.matmul(b),
+        lambda: torch.mm(a, b), lambda: a.mm(b),
+        lambda: torch.bmm(x, x.transpose(1, 2)), lambda: x.bmm(x.transpose(1, 2)),
+        lambda: torch.addmm(bias, a, b), lambda: bias.addmm(a, b, beta=0.5),
+        lambda: F.linear(x, w, bias), lambda: x @ b,
+    ]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_mode_falls_through_on_cpu(monkeypatch, dtype):
+    spy = _Spy()
+    monkeypatch.setattr(mode, "fn", spy)
+    cases = _fallthrough_cases(dtype)
+    expected = [f() for f in cases]
+    with st.SgemmMode(precision="ieee"):
+        got = [f() for f in cases]
+    assert spy.calls == []
+    for e, g in zip(expected, got):
+        assert g.dtype == e.dtype and torch.equal(g, e)
+
+
+@pytest.fixture
+def mode_on_cpu(monkeypatch, eager_on_cpu):
+    """Routing decisions on CPU: float32 CPU tensors count as CUDA ones."""
+    plain = mode._PLAIN
+
+    def ok(*ts):
+        return all(type(t) in plain and t.dtype == torch.float32 for t in ts)
+    monkeypatch.setattr(mode, "_ok", ok)
+    spy = _Spy()
+    monkeypatch.setattr(mode, "fn", spy)
+    return spy
+
+
+def test_mode_routes(mode_on_cpu):
+    spy = mode_on_cpu
+    a, b, x, w, bias = _r(5, 3), _r(3, 4), _r(2, 5, 3), _r(4, 3), _r(4)
+    y4 = _r(2, 3, 5, 3)
+    cases = [
+        ("mm", lambda: a @ b), ("mm", lambda: torch.matmul(a, b)), ("mm", lambda: a.mm(b)),
+        ("mm", lambda: x @ b),                               # N-D @ 2-D: one mm
+        ("bmm", lambda: x @ x.transpose(1, 2)), ("bmm", lambda: torch.bmm(x, x.mT)),
+        ("bmm", lambda: y4 @ y4.transpose(-1, -2)),          # equal batch dims: one bmm
+        ("addmm", lambda: torch.addmm(bias, a, b, beta=0.5, alpha=2)),
+        ("linear", lambda: F.linear(x, w, bias)), ("linear", lambda: F.linear(x, w)),
+    ]
+    for name, f in cases:
+        spy.calls.clear()
+        with st.SgemmMode(precision="tf32"):
+            got = f()
+        ref = f()
+        assert spy.calls == [name], (name, spy.calls)
+        assert got.shape == ref.shape and torch.allclose(got, ref, atol=1e-5)
+        got.sum().backward()                                 # autograd through sgemm
+
+
+def test_mode_leaves_unsupported_forms_to_torch(mode_on_cpu):
+    spy = mode_on_cpu
+    a, v, x, z = _r(5, 3), _r(3), _r(2, 5, 3), _r(1, 3, 4)
+    cases = [lambda: a @ v, lambda: v @ v, lambda: x @ z,           # 1-D, broadcast batch
+             lambda: torch.matmul(a, a.t(), out=torch.empty(5, 5).requires_grad_(False)),
+             lambda: F.linear(x, _r(4, 3), _r(1)),                  # bias not (out,)
+             lambda: a @ a.t().double()]                            # mixed dtypes
+    for f in cases:
+        spy.calls.clear()
+        with torch.no_grad():
+            with st.SgemmMode():
+                try:
+                    f()
+                except RuntimeError:
+                    pass                                            # torch's own error
+        assert spy.calls == []
