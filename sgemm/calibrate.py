@@ -214,8 +214,9 @@ def measure(n: int = 150, seed: int = 1, seconds: float = 120.0, log=print) -> d
 
     import cupy as cp
 
-    from . import dispatch, tune
-    from .plan import Plan, direct_launches
+    from . import tune
+    from .launches import direct_launches, scheme_for, scheme_launches
+    from .plan import Plan
     from .runtime import device as devmod
     from .runtime import launcher
 
@@ -268,8 +269,8 @@ def measure(n: int = 150, seed: int = 1, seconds: float = 120.0, log=print) -> d
             spec, q = cand.spec, cand.params
             r = {"kernel": spec.name, "params": q.as_dict()}
             try:
-                ls = (dispatch.scheme_launches(pr, spec, q, "splitk", dev)
-                      if dispatch.scheme_for(spec, q, pr[0]) == "splitk"
+                ls = (scheme_launches(pr, spec, q, "splitk", dev)
+                      if scheme_for(spec, q, pr[0]) == "splitk"
                       else direct_launches(pr, spec, q, dev))
                 with stream:
                     c.fill(cp.nan)

@@ -119,7 +119,7 @@ _cache: dict = {}
 def calibration_paths(dev: DeviceInfo, user_dir: Path | None) -> list[Path]:
     """In order of authority: the user's calibration for this GPU, the
     shipped one for this GPU, a shipped one of the same arch."""
-    from .dispatch import gpu_key
+    from .runtime.device import gpu_key
     key = gpu_key(dev)
     out = []
     if user_dir is not None:
@@ -139,7 +139,7 @@ def calibration(dev: DeviceInfo, user_dir: Path | None = None) -> Calibration:
 
 def user_path(dev: DeviceInfo) -> Path:
     """Where ``sgemm tune --calibrate`` writes this GPU's calibration."""
-    from .dispatch import gpu_key
+    from .runtime.device import gpu_key
     from .runtime.compiler import cache_dir
     return cache_dir() / f"cost-{gpu_key(dev)}.json"
 

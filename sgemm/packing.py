@@ -141,10 +141,10 @@ def pack_launches(prob: Problem, dev, spec, params):
     the copies, then `spec` with `params` (the dispatcher's choice for the
     original problem: tile counts are the same for m4 x n4, since tiles are
     multiples of 4) on the aligned copies, then the epilogue."""
-    from .dispatch import _launch_cls, allocate_workspace, scheme_for
+    from .launches import (WorkspaceLaunch, allocate_workspace, direct_launches,
+                           scheme_for, scheme_launches)
     from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC
     from .kernels.utility import PACK
-    from .plan import direct_launches
     from .runtime import launcher
 
     m4, n4 = _ceil4(prob.m), _ceil4(prob.n)
@@ -164,11 +164,10 @@ def pack_launches(prob: Problem, dev, spec, params):
         c, ldc = ws + 4 * used, m4
     inner = _inner(prob, a, ja[4] if ja else prob.lda, b, jb[4] if jb else prob.ldb, c, ldc)
     if scheme == "splitk":
-        from .dispatch import scheme_launches
         gemm = scheme_launches([inner], spec, params, scheme, dev)
     else:
         gemm = direct_launches([inner], spec, params, dev)
-    WL = _launch_cls()
+    WL = WorkspaceLaunch
 
     # 1. the copies: one launch, z = operand (a second operand's slot repeats the first)
     out = []

@@ -76,8 +76,7 @@ def wants_peel(prob: Problem, dev, precision: str = "ieee") -> bool:
     rm, rn = remainders(prob)
     if not (rm or rn) or prob.m - rm < PEEL_UNIT or prob.n - rn < PEEL_UNIT:
         return False
-    from .dispatch import _named_spec
-    from .planner import best_time
+    from .planner import _named_spec, best_time
     big = _named_spec("double_buffer", dev)
     if big is None or "large" not in big.configs:
         return False
@@ -96,10 +95,9 @@ def wants_peel(prob: Problem, dev, precision: str = "ieee") -> bool:
     return cut + sum(strip_time(s) for s in strips) < PEEL_GAIN * whole
 
 
-def peel_launches(prob: Problem, dev, precision: str = "ieee", main_launches=None):
+def peel_launches(prob: Problem, dev, precision: str, prepare, main_launches=None):
     """(spec, params, scheme, launches): the main block's plan (or the
     launches given, for the tuner's candidates), then each strip's."""
-    from .plan import prepare
     main, strips = parts(prob)
     if main_launches is None:
         spec, params, scheme, out = prepare([main], dev, "auto", precision)

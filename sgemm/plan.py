@@ -11,7 +11,6 @@ wrappers that build a plan and execute it once.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,49 +18,12 @@ from . import packing, peeling
 from . import validate as V
 from .arrays import ArrayDesc, current_stream, describe, empty_like_package, to_device
 from .errors import ArgumentError
-from .kernels.params import TileParams
-from .kernels.spec import KernelSpec
 from .kernels.utility import SCALE
 from .layout import Mat, check_output, normalize, storage
 from .problem import Problem
 from .runtime import device as devmod
+from .launches import direct_launches, scheme_launches
 from .runtime import launcher
-
-GRID_YZ_MAX = 65535
-
-
-@dataclass(frozen=True)
-class Launch:
-    kernel: object
-    grid: tuple[int, int, int]
-    block: int
-    smem: int
-    args: tuple
-    role: str = "gemm"     # or "copy" (the pack scheme's copies), "epilogue"
-
-
-def _split_for_grid(prob: Problem, spec: KernelSpec, p: TileParams) -> list[Problem]:
-    """Cut a problem whose grid would pass the y/z limits (65535) into pieces:
-    column blocks of C along n, then batch chunks."""
-    out = []
-    bn = p.BN if not spec.plain else 1
-    n_chunk = GRID_YZ_MAX * bn
-    # a cluster kernel's grid z is batch * cluster size
-    z_max = GRID_YZ_MAX // p.split_k if spec.extra.get("cluster") else GRID_YZ_MAX
-    for j0 in range(0, prob.n, n_chunk):
-        nj = min(n_chunk, prob.n - j0)
-        b_off = j0 if prob.tb else j0 * prob.ldb
-        for z0 in range(0, prob.batch, z_max):
-            nz = min(z_max, prob.batch - z0)
-            out.append(Problem(
-                m=prob.m, n=nj, k=prob.k, ta=prob.ta, tb=prob.tb,
-                a=prob.a + 4 * z0 * prob.stride_a, lda=prob.lda,
-                b=prob.b + 4 * (b_off + z0 * prob.stride_b), ldb=prob.ldb,
-                c=prob.c + 4 * (j0 * prob.ldc + z0 * prob.stride_c), ldc=prob.ldc,
-                alpha=prob.alpha, beta=prob.beta, batch=nz,
-                stride_a=prob.stride_a, stride_b=prob.stride_b, stride_c=prob.stride_c))
-    return out
-
 
 def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None = None):
     """Kernel choice and launches for canonical problems of one shape.
@@ -79,7 +41,7 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
     else:
         if kernel in (None, "auto") and len(problems) == 1 and peeling.wants_peel(
                 first, dev, precision or "ieee"):    # a few rows/columns past whole tiles
-            return peeling.peel_launches(first, dev, precision or "ieee")
+            return peeling.peel_launches(first, dev, precision or "ieee", prepare)
         spec, params, scheme = dispatch.select(first, dev, kernel, precision)
         why = spec.can_implement(params, dev.smem_optin)
         if why:
@@ -87,29 +49,10 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
         if kernel in (None, "auto") and len(problems) == 1 and packing.wants_pack(
                 first, precision or "ieee", spec, params):   # unaligned: copy, then the ALIGNED kernel
             return packing.pack_launches(first, dev, spec, params)
-        if scheme == "splitk":   # two launches and a workspace (dispatch.scheme_launches)
-            return spec, params, scheme, dispatch.scheme_launches(problems, spec, params,
+        if scheme == "splitk":   # two launches and a workspace (launches.scheme_launches)
+            return spec, params, scheme, scheme_launches(problems, spec, params,
                                                                   scheme, dev)
     return spec, params, scheme, direct_launches(problems, spec, params, dev)
-
-
-def direct_launches(problems: list[Problem], spec: KernelSpec, p: TileParams,
-                    dev) -> list[Launch]:
-    """One launch per grid-sized piece of each problem (no workspace).  A
-    fused split-K spec (``extra["fused"]``) with split_k > 1 is one launch
-    too, with a workspace: dispatch.fused_launches builds it (here, so the
-    tuner, which times what this returns, gets the same launches)."""
-    if spec.extra.get("fused") and p.split_k > 1:
-        from .dispatch import fused_launches
-        return fused_launches(problems, spec, p, dev)
-    out = []
-    for prob in problems:
-        for piece in _split_for_grid(prob, spec, p):
-            aligned = spec.aligned_for(piece)
-            k = launcher.get_kernel(spec, p, piece.ta, piece.tb, aligned, dev)
-            out.append(Launch(k, spec.grid(piece, p), spec.block(p),
-                              spec.dynamic_smem(p), spec.args(piece)))
-    return out
 
 
 def _mat(d: ArrayDesc, extra_elems: int = 0) -> Mat:
@@ -268,12 +211,6 @@ class Plan:
         if not self.problems:
             return {"scheme": self.scheme}
         return explain(self.problems[0], self.device, self.precision, top)
-
-    def autotune(self, **kwargs):
-        """Time the candidate kernels/configs for this plan's problem, keep the
-        fastest and record it in the tuned table (see sgemm.tune)."""
-        from .tune import autotune
-        return autotune(self, **kwargs)
 
     # -- execution ------------------------------------------------------------------
     def execute(self, stream=None):

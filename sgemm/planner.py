@@ -39,6 +39,7 @@ from . import cost
 from .kernels import registry
 from .kernels import schemes as S
 from .kernels.params import TileParams
+from .errors import ArgumentError
 from .kernels.spec import KernelSpec
 from .problem import Problem
 from .runtime.device import DeviceInfo
@@ -51,6 +52,105 @@ FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide"),
               "tile": ("large", "medium", "small")}
 TC_TILES = {"tf32x3": {"tf32x3_wgmma_rs": ("large", "small"), "tf32x3_mma": ("large", "small")},
             "tf32": {"tf32_wgmma": ("large", "small"), "tf32_mma": ("large", "small")}}
+
+
+# ---- the kernels a precision may run, and the families' own size rules ----------------
+def specs_for(precision: str, dev: DeviceInfo) -> list[KernelSpec]:
+    return [s for s in registry.KERNELS.values()
+            if s.precision == precision and dev.cc_int >= s.min_cc and s.id >= 1]
+
+
+def scheme_name(spec: KernelSpec) -> str:
+    return spec.extra.get("scheme", "direct")
+
+
+def auto_spec(precision: str, dev: DeviceInfo) -> KernelSpec:
+    """The best direct (single-launch, general-shape) kernel by declared
+    priority ``extra["auto"]``; without priorities, the highest rung <= 11."""
+    cands = specs_for(precision, dev)
+    if not cands:
+        raise ArgumentError(f"precision={precision!r}: no registered kernel runs on "
+                            f"{dev.name} (sm_{dev.cc_int})")
+    direct = [s for s in cands if scheme_name(s) == "direct"] or cands
+    ranked = [s for s in direct if "auto" in s.extra]
+    if ranked:
+        return max(ranked, key=lambda s: (s.extra["auto"], s.id))
+    ladder = [s for s in direct if s.id <= 11] or direct
+    return max(ladder, key=lambda s: s.id)
+
+
+def spec_params(spec: KernelSpec, prob: Problem, dev: DeviceInfo) -> TileParams:
+    """A spec's own size rule: ``extra["choose"]`` if it has one, else the
+    generic large/small rule of KernelSpec.choose."""
+    fn = spec.extra.get("choose")
+    if fn is not None:
+        return fn(prob, dev.sm_count)
+    return spec.choose(prob, dev.sm_count)
+
+
+def _named_spec(name: str, dev: DeviceInfo) -> KernelSpec | None:
+    s = registry.KERNELS.get(name)
+    return s if s is not None and dev.cc_int >= s.min_cc else None
+
+
+# Per-SM rates of db_cluster's tiles at one block per SM, relative to the
+# 16x8 "wide"/"tall" tile in two k-groups (~308 GFLOP/s per SM on the H200:
+# 16384x64x4096 in 218 us on 128 SMs): the 64x64 "k2" tile 274 with two
+# k-groups, 285 with four (kdepth-sweep-*: 0.955 / 1.84 us per k-tile step).
+DB_TALL_RATES = {"wide": 1.0, "k2x2": 274 / 308, "k2x4": 285 / 308}
+
+
+def db_tall_config(prob: Problem, dev: DeviceInfo) -> TileParams | None:
+    """Tall-skinny outputs (the small side 33 .. 64) with 16 .. SMs/2
+    tiles of 64 x 256 along the long side.  Three db_cluster plans, whichever
+    a wave model says ends first (whole waves of blocks, at one block per SM,
+    each taking its tile x K-slice work at DB_TALL_RATES): the 16x8 tile 64
+    wide along the small side ("wide" for small m, else "tall") in two
+    k-groups with as many cluster blocks per tile as one wave holds; the 64x64
+    "k2" tile in two k-groups and clusters of 2; "k2" in four k-groups alone.
+    Each k-group's slice >= 256 deep.  Measured (H200, tuner, bench/results/
+    tune-tall-*): 16384x64x4096 218 us on "wide" x 2 (k2 x 2: 245);
+    12288x64x4096 187 us on k2 x 2 ("wide" x 2, 96 blocks: 216);
+    8192x64x8192 233 us on k2 in four groups ("wide" x 3: 289).  None where
+    the rule does not apply."""
+    from .kernels import schemes as S
+    small = min(prob.m, prob.n)
+    if prob.batch != 1 or not 32 < small <= 64:
+        return None
+    base = S.DB_CLUSTER_CONFIGS["wide" if prob.m <= prob.n else "tall"]
+    wide = base.replace(threads=2 * S.db_group_threads(base))
+    if not 16 <= S.db_tiles(prob, wide) <= dev.sm_count // 2:
+        return None
+    at_once = cluster_capacity(dev)
+    k2 = S.DB_CLUSTER_CONFIGS["k2"]
+    plans = [(wide, S.db_cluster_split(prob, wide, dev.sm_count, at_once), "wide"),
+             (k2.replace(threads=2 * S.db_group_threads(k2)), 2, "k2x2"),
+             (k2.replace(threads=4 * S.db_group_threads(k2)), 1, "k2x4")]
+    best = None
+    for p, cs, rate in plans:
+        if cs < 1 or prob.k < 256 * S.db_kgroups(p) * cs:
+            continue
+        per_wave = (at_once(cs) * cs if at_once is not None and cs > 1 else dev.sm_count)
+        waves = math.ceil(S.db_tiles(prob, p) * cs / per_wave)
+        t = waves * p.BM * p.BN * math.ceil(prob.k / cs) / DB_TALL_RATES[rate]
+        if best is None or t < best[0]:
+            best = (t, p.replace(split_k=cs))
+    return None if best is None else best[1]
+
+
+def cluster_capacity(dev: DeviceInfo):
+    """``cs -> clusters of cs blocks at once`` for the GPU that ``dev``
+    describes (the driver's count, see schemes.db_cluster_split), or None
+    where ``dev`` is not this machine's device (a described one, as in the
+    CPU tests; the split then assumes SMs / cs)."""
+    from .runtime import device
+    try:
+        if not device.has_gpu() or device.info(dev.id) != dev:
+            return None
+    except Exception:  # noqa: BLE001 -- no driver, no such device: no query
+        return None
+    from .runtime.launcher import clusters_at_once
+    return lambda cs: clusters_at_once(dev, cs)
 
 
 @dataclass(frozen=True)
@@ -115,7 +215,6 @@ def _base(prob: Problem, precision: str, dev: DeviceInfo) -> list[tuple[KernelSp
         if prob.batch == 1:
             db = K.get("db_cluster")
             if _ok(db, dev):
-                from .dispatch import cluster_capacity, db_tall_config
                 p = S.choose_db_cluster(prob, dev.sm_count, cluster_capacity(dev))
                 out.append((db, p))
                 tall = db_tall_config(prob, dev)
@@ -140,7 +239,6 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
     cal = cal or cost.calibration(dev)
     own = None
     if precision != "ieee":
-        from .dispatch import auto_spec
         own = auto_spec(precision, dev)
     out: list[Candidate] = []
     # the pack scheme (copies to aligned operands) is an FP32-FFMA scheme

@@ -452,15 +452,16 @@ def launches_for(spec: KernelSpec, params: TileParams, problems: list[Problem],
     main block of the peel scheme, whose strips follow)."""
     from .packing import pack_launches
     from .peeling import peel_launches, wants_peel
-    from .plan import direct_launches
+    from .launches import direct_launches, scheme_for, scheme_launches
+    from .plan import prepare
     if len(problems) == 1 and wants_peel(problems[0], dev, spec.precision):
-        return peel_launches(problems[0], dev, spec.precision,
+        return peel_launches(problems[0], dev, spec.precision, prepare,
                              lambda main: launches_for(spec, params, [main], dev))[3]
     if len(problems) == 1 and wants_pack(problems[0], spec.precision, spec, params):
         return pack_launches(problems[0], dev, spec, params)[3]
-    scheme = dispatch.scheme_for(spec, params, problems[0])
+    scheme = scheme_for(spec, params, problems[0])
     if scheme == "splitk":
-        return dispatch.scheme_launches(problems, spec, params, scheme, dev)
+        return scheme_launches(problems, spec, params, scheme, dev)
     return direct_launches(problems, spec, params, dev)
 
 
@@ -797,10 +798,6 @@ def _precompile(args) -> int:
 
 
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if "--calibrate" in argv:            # the cost model's calibration (sgemm/calibrate.py)
-        from . import calibrate
-        return calibrate.main([a for a in argv if a != "--calibrate"])
     ap = argparse.ArgumentParser(prog="sgemm tune", description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", help="shapes file: 'M N K [transA transB] [batch]' per line")
     ap.add_argument("--show", action="store_true", help="print the tuned table(s) for this GPU")

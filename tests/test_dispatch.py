@@ -612,7 +612,8 @@ def test_splitk_launches_emulated(monkeypatch, m, n, k, ta, tb, split, bk):
     mem = np.zeros(ws_at + 64 * (m + 4) * n + 64)
     mem[:a_n + b_n] = rng.standard_normal(a_n + b_n)
     mem[a_n + b_n:a_n + b_n + c_n] = rng.standard_normal(c_n)
-    monkeypatch.setattr(dispatch, "allocate_workspace", lambda nf, dev: (None, 4 * ws_at))
+    from sgemm import launches
+    monkeypatch.setattr(launches, "allocate_workspace", lambda nf, dev: (None, 4 * ws_at))
     pr = Problem(m=m, n=n, k=k, ta=ta, tb=tb, a=0, lda=lda, b=4 * a_n, ldb=ldb,
                  c=4 * (a_n + b_n), ldc=ldc, alpha=0.5, beta=-2.0)
     params = schemes.SPLITK_CONFIGS["small"].replace(split_k=split, BK=bk)

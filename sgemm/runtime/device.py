@@ -5,6 +5,7 @@ driver) can import sgemm and learns about it only when it asks.
 """
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,6 +43,12 @@ class DeviceInfo:
     def dram_bandwidth_gbs(self) -> float:
         """Datasheet-style bandwidth: memory clock x bus width x 2 (DDR)."""
         return 2 * self.memory_clock_khz * 1e3 * self.bus_width_bits / 8 / 1e9
+
+
+def gpu_key(dev: DeviceInfo) -> str:
+    """'nvidia-h100-80gb-hbm3-sm132-sm_90a': name, SM count, arch."""
+    name = re.sub(r"[^a-z0-9]+", "-", dev.name.lower()).strip("-")
+    return f"{name}-sm{dev.sm_count}-{dev.arch}"
 
 
 def arch_for(cc: tuple[int, int]) -> str:
