@@ -121,14 +121,10 @@ def cmd_results(args, argv) -> int:
 
 
 def cmd_tune(argv) -> int:
-    import importlib
-    try:
-        tune = importlib.import_module(f"{__package__}.tune")
-    except ModuleNotFoundError as e:
-        if e.name != f"{__package__}.tune":
-            raise
-        raise CliError("sgemm tune: the autotuner (sgemm/tune.py) is not part of this "
-                       "installation yet.") from None
+    if "--calibrate" in argv:        # the cost model's calibration (sgemm/calibrate.py)
+        from . import calibrate
+        return int(calibrate.main([a for a in argv if a != "--calibrate"]) or 0)
+    from . import tune
     return int(tune.main(argv) or 0)
 
 
