@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Device check for the tensor-core kernels (issue 6): correctness, accuracy, speed.
+"""Device check for the tensor-core kernels: correctness, accuracy, speed.
 
     python scripts/tc_check.py                 # everything; JSON to $OUT
     python scripts/tc_check.py --part correct:tf32x3_wgmma   # one part (internal)
@@ -26,8 +26,7 @@ its own part and nothing else; later parts skip kernels that failed.
   sustain   cuBLAS FP32 and each tf32x3 wgmma kernel's large config (NN)
             launched back to back for TC_SUSTAIN_S seconds (default 3) per
             size (TC_SUSTAIN_SIZES, default 4096,8192): the clock/power
-            question of docs/notes/tensorcore.md
-            (session 4).  With --smi, nvidia-smi logs clocks, power,
+            question of docs/notes/tensorcore.md.  With --smi, nvidia-smi logs clocks, power,
             temperature and throttle reasons every 100 ms into
             $OUT/smi.csv, and every timed window (timing and sustain) gets
             the median SM clock / power of the samples inside it.
@@ -574,13 +573,10 @@ def exp_key(p):
 
 
 def _exp():
-    # Session 2 (notes): the registered "large" is 128x128 s3, two producer
-    # warpgroups (threads=512), raster groups of 8 m-tiles; these isolate the
-    # two changes (and the cheap split, which every variant has).
+    # Variants of tf32x3_wgmma's registered "large" (128x128 s3, two producer
+    # warpgroups, threads=512, raster groups of 8 m-tiles): the raster group
+    # size and the pipeline depth, each alone (docs/notes/tensorcore.md).
     from sgemm.kernels.params import TileParams as T
-    # Run 1 measured one producer warpgroup (threads=384) with swizzle 1 and 8
-    # (bench/results/tf32x3-v5-screen-h200-2026-11-22.json); run 2 screens the
-    # raster group size with two producers.
     big = T(BM=128, BN=128, BK=32, threads=512, stages=3, TM=1)
     return [("tf32x3_wgmma", big),                                   # plain raster
             ("tf32x3_wgmma", big.replace(swizzle=4)),
@@ -590,21 +586,16 @@ def _exp():
 
 
 def _exp_rs():
-    # Session 4: the RS kernel's large config is 128x128, 4 stages, raster
-    # groups of 8.  Run 1 (PIPE 3 registered) screened PIPE 1 and 2, 3 stages
-    # and raster groups of 16 (bench/results/tf32x3-rs-run1-h200-2026-11-22.json);
-    # its list was TN=1, TN=2, stages=3, swizzle=16.
+    # Variants of tf32x3_wgmma_rs's registered "large" (128x128, 4 stages,
+    # raster groups of 8, consumer schedule PIPE 2 in the TN field): the other
+    # schedules, which sustained within 1-2 % of it (docs/notes/tensorcore.md).
     from sgemm.kernels.registry import KERNELS
     big = KERNELS["tf32x3_wgmma_rs"].configs["large"]
-    # Run 2 screened PIPE 1, 2 and 4 against the then registered 3, and PIPE 1
-    # with 3 stages (...-rs-run2-...json); run 3 ran the then registered PIPE 1
-    # next to 2 and 3 (...-rs-run3-...json), after which PIPE 2 was registered.
-    # The next run: the registered PIPE 2 next to 1 and 3.
     return [("tf32x3_wgmma_rs", big.replace(TN=1)),
             ("tf32x3_wgmma_rs", big.replace(TN=3))]
 
 
-# Session 3 screened no variant; session 2's list is _exp().
+# The variants timed beside the registered configs (_exp(): the SS kernel's).
 EXPERIMENTS: list = _exp_rs()
 
 PARTS = {"compile": part_compile, "correct": part_correct, "accuracy": part_accuracy,
@@ -694,7 +685,7 @@ def probe():
     """Launch tc21_store_probe (21_tf32x3_wgmma.cu) once per operand shape and
     layout, for ncu to count its shared-store wavefronts and bank conflicts:
     the producers' store pattern with no other client of the data banks
-    running (session 3 of docs/notes/tensorcore.md).  Run it as
+    running (docs/notes/tensorcore.md).  Run it as
     ncu -k regex:tc21_store_probe --metrics ... python scripts/tc_check.py --probe"""
     import torch
     from sgemm.runtime import device as sdev

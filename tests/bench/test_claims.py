@@ -85,7 +85,7 @@ def test_compress_and_gpu_names():
     assert claims.compress(["only.json"]) == "only.json"
     assert claims.gpu_of("judge-h100-2026-11-25-a.json") == "H100"
     assert claims.gpu_of("distributed-h200x4-2026-11-22.json") == "4 × H200"
-    assert claims.gpu_of("reliability-cpu-2026-11-21.log") == "CPU"
+    assert claims.gpu_of("fuzz-cpu-2026-11-21.log") == "CPU"
 
 
 def test_pytest_counts():
