@@ -14,6 +14,17 @@ One process per GPU under MPI (SUMMA only, one GPU count per launch):
         --launcher mpi --sizes 16384 32768 --out mpi4.json        # Open MPI
     mpirun -n 4 -genv NCCL_NVLS_ENABLE 0 python bench/...         # MPICH
 
+Rectangular problems (the cost model picks algorithm, grid and panel width;
+--algorithm summa|ksplit forces one), each against sgemm on one GPU:
+
+    python bench/distributed_bench.py --gpus 1 2 4 8 --sizes --shapes 262144x2048x8192 \
+        2048x262144x8192 1024x1024x4194304 --out shapes.json
+
+The model's choices without running anything (no GPU needed):
+
+    python bench/distributed_bench.py --explain --gpus 2 4 8 --sizes 32768 \
+        --shapes 262144x2048x8192 1024x1024x4194304
+
 Combine and print:  python bench/distributed_bench.py --merge a.json b.json --out all.json
 
 What is measured (medians over --reps after one warm-up):
@@ -31,8 +42,13 @@ What is measured (medians over --reps after one warm-up):
   cublas     cupy.matmul on one GPU.
   sgemm_1gpu sgemm.gemm on one GPU.
   nccl_bcast NCCL broadcast bandwidth (bytes / time) over the P GPUs (256 MiB).
-Each SUMMA result is checked on 16 random entries per rank against a float64
-recomputation (the matrices are defined element by element).
+  dist_shape SUMMA or the K split on an M x N x K problem (--shapes); its
+             baseline sgemm_1gpu_shape is sgemm.gemm on one GPU.
+Every distributed record also holds the plan the cost model chose and its
+predicted compute, communication and exposed communication ("plan",
+"predicted_*_s") beside the measured ones.
+Each distributed result is checked on 16 random entries per rank against a
+float64 recomputation (the matrices are defined element by element).
 """
 from __future__ import annotations
 
@@ -170,14 +186,18 @@ def time_single_gemm(cupy, device, m, n, k, args, budget, use="sgemm"):
 # ---------------------------------------------------------------------------------------
 # schemes
 # ---------------------------------------------------------------------------------------
-def run_summa(dctx, n, args, budget, local_gemm, label_launcher):
-    """One SUMMA configuration on the ranks ``dctx`` drives; returns the rank-local record."""
+def run_summa(dctx, shape, args, budget, local_gemm, label_launcher, square=True):
+    """One distributed GEMM (the cost model's plan: SUMMA or the K split) of
+    ``shape`` (m, n, k) on the ranks ``dctx`` drives; returns the rank-local record."""
     import cupy
 
     from sgemm.distributed import synth
-    be = dctx.backend
+    m, n, k = shape
+    kw = dict(kb=args.kb, algorithm=args.algorithm, precision=args.precision)
+    plan = dctx.plan(m, n, k, **kw)
+    lay = dctx.layout(m, n, k, **kw)
+    be = dctx.backend_for(lay)
     be.persistent = True          # repeated calls: no per-call buffer / plan setup
-    lay = dctx.layout(n, n, n, kb=args.kb)
     a_l, b_l, c_l = [], [], []
     for ctx in be.ctxs:
         with cupy.cuda.Device(ctx.device):
@@ -211,15 +231,27 @@ def run_summa(dctx, n, args, budget, local_gemm, label_launcher):
             for ctx, c in zip(be.ctxs, c_l)]
     i_med = sorted(range(len(walls)), key=lambda i: walls[i])[len(walls) // 2]
     st = stats[i_med]
-    rec = {"scheme": "summa", "launcher": label_launcher, "local_gemm": local_gemm,
-           "precision": args.precision, "gpus": lay.grid.size, "n": n,
-           "grid": list(lay.grid.shape), "block": [lay.mb, lay.nb, lay.kb], "steps": lay.nsteps,
-           "local_shape": [*lay.c.local_shape(0), n],
+
+    def local_gemm_shape(rank):
+        if plan.algorithm == "ksplit":
+            return [m, n, lay.ks]
+        return [*lay.c.local_shape(rank), k]
+    scheme = ("summa" if plan.algorithm == "summa" else "ksplit") if square else "dist_shape"
+    rec = {"scheme": scheme, "algorithm": plan.algorithm, "launcher": label_launcher,
+           "local_gemm": local_gemm, "precision": args.precision, "gpus": lay.grid.size,
+           "grid": list(lay.grid.shape), "block": [plan.mb, plan.nb, plan.kb],
+           "panel": plan.panel, "steps": lay.nsteps,
+           "local_shape": local_gemm_shape(0), "local_shape_mine": local_gemm_shape(
+               be.ctxs[0].rank),
            "times_s": walls, "wall_s": walls[i_med],
            "event_total_s": st.total_s, "compute_s": st.compute_s, "comm_s": st.comm_s,
-           "exposed_comm_s": st.exposed_comm_s,
+           "exposed_comm_s": st.exposed_comm_s, "measured_with": st.timing,
+           "predicted_total_s": plan.total_s, "predicted_compute_s": plan.compute_s,
+           "predicted_comm_s": plan.comm_s, "predicted_exposed_comm_s": plan.exposed_comm_s,
+           "plan": plan.as_dict(),
            "per_rank": [vars(r) for r in st.ranks], "check_err": max(errs),
            "check_ok": max(errs) <= TOL.get(args.precision, 1e-4)}
+    rec.update({"n": n} if square else {"shape": [m, n, k]})
     be.persistent = False
     be.release()                  # drop cached plans (they hold the arrays) and buffers
     a_l = b_l = c_l = None
@@ -237,10 +269,19 @@ def _mpi_max():
     return MPI.MAX
 
 
+def dims(r) -> tuple[int, int, int]:
+    """(m, n, k) of a record: "shape", or the square "n"."""
+    return tuple(r["shape"]) if "shape" in r else (r["n"],) * 3
+
+
+def flops(r) -> int:
+    m, n, k = dims(r)
+    return 2 * m * n * k
+
+
 def finish_summa(rec, local_s, local_times):
-    n = rec["n"]
     rec["time_s"] = rec["wall_s"]
-    rec["tflops"] = tflops(2 * n ** 3, rec["time_s"])
+    rec["tflops"] = tflops(flops(rec), rec["time_s"])
     rec["tflops_per_gpu"] = rec["tflops"] / rec["gpus"]
     rec["local_baseline_s"] = local_s
     rec["local_baseline_times_s"] = local_times
@@ -353,9 +394,10 @@ def main_threads(args) -> dict:
     out = {"meta": meta(args, cupy), "runs": []}
     runs = _SavingList(out, args.out)
 
-    def skip(what):
+    def skip(what, shape=None):
         log(f"  skipped (time budget): {what}")
-        runs.append({"scheme": what[0], "gpus": what[1], "n": what[2], "skipped": "budget"})
+        size = {"n": what[2]} if shape is None else {"shape": list(shape)}
+        runs.append({"scheme": what[0], "gpus": what[1], **size, "skipped": "budget"})
 
     for p in gpus:
         if p > 1 and args.nccl_bench:
@@ -381,22 +423,20 @@ def main_threads(args) -> dict:
                     skip(("summa", p, n))
                     continue
                 dctx = local("cupy", devices=list(range(p)), local_gemm=lg,
-                             timeout=args.timeout)
-                rec = run_summa(dctx, n, args, budget, lg, "threads")
+                             timeout=args.timeout, link_gbs=args.link_gbs)
+                rec = run_summa(dctx, (n, n, n), args, budget, lg, "threads")
                 dctx.close()
-                m_loc, n_loc, _ = rec["local_shape"]
+                m_loc, n_loc, k_loc = rec["local_shape"]
                 if p == 1 and lg == "sgemm" and "sgemm" in single:
                     loc_s, loc_ts = single["sgemm"], []
                 elif p == 1 and lg == "cublas" and "cublas" in single:
                     loc_s, loc_ts = single["cublas"], []
                 else:
-                    loc_s, loc_ts, _ = time_single_gemm(cupy, 0, m_loc, n_loc, n, args, budget, lg)
+                    loc_s, loc_ts, _ = time_single_gemm(cupy, 0, m_loc, n_loc, k_loc, args,
+                                                        budget, lg)
                 finish_summa(rec, loc_s, loc_ts)
                 runs.append(rec)
-                log(f"  summa  {p} GPU ({lg}, grid {rec['grid'][0]}x{rec['grid'][1]}, "
-                    f"kb {rec['block'][2]}): {rec['time_s'] * 1e3:9.1f} ms "
-                    f"{rec['tflops']:6.1f} TFLOPS  eff_local {rec['efficiency_local']:.3f}  "
-                    f"exposed {rec['exposed_comm_s'] * 1e3:.1f} ms  err {rec['check_err']:.1e}")
+                log_dist(rec, lg)
         if args.seed002:
             host = None
             for p in gpus:
@@ -414,7 +454,46 @@ def main_threads(args) -> dict:
                     f"({r['tflops']:.1f} TFLOPS), kernel {r['kernel_s'] * 1e3:.1f} ms "
                     f"({r['tflops_kernel']:.1f} TFLOPS)")
             del host
+    for shape in args.shapes:
+        run_shape_threads(cupy, shape, gpus, args, budget, runs, skip)
     return out
+
+
+def log_dist(rec, lg):
+    log(f"  {rec['algorithm']:6s} {rec['gpus']} GPU ({lg}, grid {rec['grid'][0]}x"
+        f"{rec['grid'][1]}, panel {rec['panel']}): {rec['time_s'] * 1e3:9.1f} ms "
+        f"{rec['tflops']:6.1f} TFLOPS  eff_local {rec['efficiency_local']:.3f}  "
+        f"exposed {rec['exposed_comm_s'] * 1e3:.1f} ms (model "
+        f"{rec['predicted_exposed_comm_s'] * 1e3:.1f})  err {rec['check_err']:.1e}")
+
+
+def run_shape_threads(cupy, shape, gpus, args, budget, runs, skip):
+    """An M x N x K problem: sgemm on one GPU, then the model's plan on each GPU count."""
+    from sgemm.distributed import local
+    m, n, k = shape
+    log(f"== {m} x {n} x {k}")
+    if not budget.ok(10):
+        skip(("sgemm_1gpu_shape", 1, None), shape)
+        return
+    t, ts, info = time_single_gemm(cupy, 0, m, n, k, args, budget, "sgemm")
+    runs.append({"scheme": "sgemm_1gpu_shape", "launcher": "single", "gpus": 1,
+                 "shape": [m, n, k], "precision": args.precision, "time_s": t, "times_s": ts,
+                 "tflops": tflops(2 * m * n * k, t), **info})
+    log(f"  sgemm  1 GPU: {t * 1e3:9.1f} ms  {tflops(2 * m * n * k, t):6.1f} TFLOPS")
+    for p in gpus:
+        if p == 1:
+            continue
+        if not budget.ok(15):
+            skip(("dist_shape", p, None), shape)
+            continue
+        dctx = local("cupy", devices=list(range(p)), local_gemm="sgemm", timeout=args.timeout,
+                     link_gbs=args.link_gbs)
+        rec = run_summa(dctx, shape, args, budget, "sgemm", "threads", square=False)
+        dctx.close()
+        loc_s, loc_ts, _ = time_single_gemm(cupy, 0, *rec["local_shape"], args, budget)
+        finish_summa(rec, loc_s, loc_ts)
+        runs.append(rec)
+        log_dist(rec, "sgemm")
 
 
 class _SavingList(list):
@@ -442,34 +521,37 @@ def main_mpi(args) -> dict | None:
 
     def body():
         import cupy
-        dctx = dist.init("cupy", comm=comm, local_gemm=args.local_gemm[0], timeout=args.timeout)
+        dctx = dist.init("cupy", comm=comm, local_gemm=args.local_gemm[0], timeout=args.timeout,
+                         link_gbs=args.link_gbs)
         out = {"meta": meta(args, cupy), "runs": []} if comm.rank == 0 else None
         if out is not None:
             _SavingList(out, args.out)
-        for n in args.sizes:
-            for lg in args.local_gemm:
-                dctx.backend.local_gemm = lg
-                rec = run_summa(dctx, n, args, budget, lg, "mpi")
-                m_loc, n_loc = rec["local_shape"][:2]
-                mine = dctx.layout(n, n, n, kb=args.kb).c.local_shape(comm.rank)
-                comm.Barrier()
-                t, ts, _ = time_single_gemm(cupy, dctx.device, mine[0], mine[1], n, args,
-                                            budget, lg)
-                worst = comm.allreduce(t, op=MPI.MAX)
-                errs = comm.allreduce(rec["check_err"], op=MPI.MAX)
-                per_rank = comm.gather(rec["per_rank"][0], root=0)
-                if comm.rank == 0:
-                    rec["per_rank"] = per_rank
-                    rec["check_err"] = errs
-                    rec["check_ok"] = errs <= TOL.get(args.precision, 1e-4)
-                    for key in ("compute_s", "comm_s", "exposed_comm_s"):
-                        rec[key] = max(r[key] for r in per_rank)
-                    rec["event_total_s"] = max(r["total_s"] for r in per_rank)
-                    finish_summa(rec, worst, ts)
-                    out["runs"].append(rec)
-                    log(f"  summa(mpi) {rec['gpus']} GPU ({lg}) N={n}: {rec['time_s'] * 1e3:.1f} ms "
-                        f"{rec['tflops']:.1f} TFLOPS eff_local {rec['efficiency_local']:.3f} "
-                        f"err {rec['check_err']:.1e}")
+        todo = [((n, n, n), lg, True) for n in args.sizes for lg in args.local_gemm]
+        todo += [(shape, "sgemm", False) for shape in args.shapes]
+        for shape, lg, square in todo:
+            dctx.local_gemm = lg
+            rec = run_summa(dctx, shape, args, budget, lg, "mpi", square=square)
+            mine = rec["local_shape_mine"]
+            comm.Barrier()
+            t, ts, _ = time_single_gemm(cupy, dctx.device, *mine, args, budget, lg)
+            worst = comm.allreduce(t, op=MPI.MAX)
+            errs = comm.allreduce(rec["check_err"], op=MPI.MAX)
+            per_rank = comm.gather(rec["per_rank"][0], root=0)
+            if comm.rank == 0:
+                rec["per_rank"] = per_rank
+                rec["check_err"] = errs
+                rec["check_ok"] = errs <= TOL.get(args.precision, 1e-4)
+                for key in ("compute_s", "comm_s", "exposed_comm_s"):
+                    rec[key] = max(r[key] for r in per_rank)
+                rec["event_total_s"] = max(r["total_s"] for r in per_rank)
+                finish_summa(rec, worst, ts)
+                out["runs"].append(rec)
+                log(f"  {rec['algorithm']}(mpi) {rec['gpus']} GPU ({lg}) "
+                    f"{'x'.join(map(str, shape))}: {rec['time_s'] * 1e3:.1f} ms "
+                    f"{rec['tflops']:.1f} TFLOPS eff_local {rec['efficiency_local']:.3f} "
+                    f"exposed {rec['exposed_comm_s'] * 1e3:.1f} ms (model "
+                    f"{rec['predicted_exposed_comm_s'] * 1e3:.1f}) "
+                    f"err {rec['check_err']:.1e}")
         dctx.close()
         return out
 
@@ -482,18 +564,19 @@ def main_mpi(args) -> dict | None:
 def derive(runs):
     """Fill efficiency_1gpu (strong scaling vs sgemm on one GPU) and vs_cublas."""
     # strong scaling against sgemm on one GPU in the same precision
-    one = {(r["n"], prec(r)): r["time_s"] for r in runs
-           if r.get("scheme") == "sgemm_1gpu" and "time_s" in r}
-    cub = {r["n"]: r["time_s"] for r in runs if r.get("scheme") == "cublas_1gpu" and "time_s" in r}
+    one = {(dims(r), prec(r)): r["time_s"] for r in runs
+           if r.get("scheme") in ("sgemm_1gpu", "sgemm_1gpu_shape") and "time_s" in r}
+    cub = {dims(r): r["time_s"] for r in runs
+           if r.get("scheme") == "cublas_1gpu" and "time_s" in r}
     for r in runs:
         if "time_s" not in r or r.get("scheme") in ("nccl_bcast",):
             continue
-        n, p = r["n"], r["gpus"]
-        key = (n, "ieee" if r.get("local_gemm") == "cublas" else prec(r))
+        d, p = dims(r), r["gpus"]
+        key = (d, "ieee" if r.get("local_gemm") == "cublas" else prec(r))
         if key in one:
             r["efficiency_1gpu"] = one[key] / (p * r["time_s"])
-        if n in cub:
-            r["speedup_vs_cublas_1gpu"] = cub[n] / r["time_s"]
+        if d in cub:
+            r["speedup_vs_cublas_1gpu"] = cub[d] / r["time_s"]
     return runs
 
 
@@ -507,19 +590,24 @@ def table(data) -> str:
     bw = [r for r in runs if r.get("scheme") == "nccl_bcast"]
     for r in bw:
         lines.append(f"NCCL broadcast over {r['gpus']} GPUs: {r['busbw_gbs']:.0f} GB/s")
-    hdr = (f"{'scheme':20s} {'launch':7s} {'GPUs':>4s} {'N':>6s} {'grid':>5s} {'ms':>9s} "
-           f"{'TFLOPS':>7s} {'eff_loc':>7s} {'eff_1g':>6s} {'comp ms':>8s} {'comm ms':>8s} "
-           f"{'expo ms':>8s} {'check':>8s}")
+    hdr = (f"{'scheme':20s} {'launch':7s} {'GPUs':>4s} {'M x N x K':>18s} {'grid':>5s} "
+           f"{'ms':>9s} {'TFLOPS':>7s} {'eff_loc':>7s} {'eff_1g':>6s} {'comp ms':>8s} "
+           f"{'comm ms':>8s} {'expo ms':>8s} {'model':>8s} {'check':>8s}")
     lines += [hdr, "-" * len(hdr)]
-    order = {"cublas_1gpu": 0, "sgemm_1gpu": 1, "summa": 2, "seed002": 3}
+    order = {"cublas_1gpu": 0, "sgemm_1gpu": 1, "summa": 2, "ksplit": 2, "seed002": 3,
+             "sgemm_1gpu_shape": 4, "dist_shape": 5}
     for r in sorted((r for r in runs if r.get("scheme") in order),
-                    key=lambda r: (r["n"], order[r["scheme"]], r.get("launcher", ""),
-                                   r.get("local_gemm", ""), r["gpus"])):
+                    key=lambda r: ("shape" in r, dims(r), order[r["scheme"]],
+                                   r.get("launcher", ""), r.get("local_gemm", ""), r["gpus"])):
         name = r["scheme"] + (f"/{r['local_gemm']}" if r.get("local_gemm") == "cublas" else "")
+        if r["scheme"] == "dist_shape":
+            name = f"{r.get('algorithm', 'dist')}(shape)"
         if prec(r) != "ieee" and r.get("local_gemm") != "cublas":
             name += f"/{r['precision']}"      # tf32x3 rows beside the FP32 FMA ones
+        size = "x".join(map(str, dims(r))) if "shape" in r else str(r["n"])
         if r.get("skipped"):
-            lines.append(f"{name:20s} {'':7s} {r['gpus']:>4d} {r['n']:>6d}  skipped ({r['skipped']})")
+            lines.append(f"{name:20s} {'':7s} {r['gpus']:>4d} {size:>18s}  skipped "
+                         f"({r['skipped']})")
             continue
         f = lambda k, s=1e3, fmt="8.1f": (format(r[k] * s, fmt) if r.get(k) is not None else "-".rjust(int(fmt.split('.')[0])))  # noqa: E731
         grid = "x".join(map(str, r["grid"])) if "grid" in r else "-"
@@ -527,13 +615,15 @@ def table(data) -> str:
         comm = f("comm_s") if "comm_s" in r else f("h2d_s")
         expo = f("exposed_comm_s") if "exposed_comm_s" in r else f("d2h_gather_s")
         chk = (f"{r['check_err']:.1e}" if "check_err" in r else "-")
-        lines.append(f"{name:20s} {r.get('launcher', '-'):7s} {r['gpus']:>4d} {r['n']:>6d} "
+        model = f("predicted_exposed_comm_s")
+        lines.append(f"{name:20s} {r.get('launcher', '-'):7s} {r['gpus']:>4d} {size:>18s} "
                      f"{grid:>5s} {r['time_s'] * 1e3:9.1f} {r['tflops']:7.1f} "
                      f"{f('efficiency_local', 1, '7.3f')} {f('efficiency_1gpu', 1, '6.3f')} "
-                     f"{comp} {comm} {expo} {chk:>8s}")
+                     f"{comp} {comm} {expo} {model} {chk:>8s}")
     lines.append("seed002 rows: comp = kernel, comm = host->device copies, expo = device->host + "
                  "host gather; eff_loc = single-GPU kernel on the local shape / time; "
-                 "eff_1g = 1-GPU time / (GPUs x time)")
+                 "eff_1g = 1-GPU time / (GPUs x time); model = the cost model's predicted "
+                 "exposed communication (ms)")
     return "\n".join(lines)
 
 
@@ -546,12 +636,47 @@ def merge(paths):
     return out
 
 
+def _shape(text: str) -> tuple[int, int, int]:
+    try:
+        m, n, k = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"shape must be MxNxK, got {text!r}") from None
+    return m, n, k
+
+
+def explain(args) -> str:
+    """The cost model's plan for every GPU count and problem (no GPU needed:
+    the described H100 where no device can be queried)."""
+    from sgemm import multi_gpu
+    probs = [(n, n, n) for n in args.sizes] + list(args.shapes)
+    out = []
+    for shape in probs:
+        for p in args.gpus:
+            if p < 2:
+                continue
+            block = None if args.kb is None else (None, None, args.kb)
+            out.append(multi_gpu.explain(*shape, devices=list(range(p)), block=block,
+                                         precision=args.precision, algorithm=args.algorithm,
+                                         link_gbs=args.link_gbs))
+            out.append("")
+    return "\n".join(out)
+
+
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--launcher", choices=("threads", "mpi"), default="threads")
     ap.add_argument("--gpus", type=int, nargs="+", default=[1, 2, 4])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[16384, 32768])
-    ap.add_argument("--kb", type=int, default=None, help="panel width (default ~N/8)")
+    ap.add_argument("--sizes", type=int, nargs="*", default=[16384, 32768])
+    ap.add_argument("--shapes", type=_shape, nargs="*", default=[],
+                    help="M x N x K problems (e.g. 262144x2048x8192), besides --sizes")
+    ap.add_argument("--algorithm", choices=("auto", "summa", "ksplit"), default="auto",
+                    help="distributed algorithm (default: the cost model's choice)")
+    ap.add_argument("--link-gbs", type=float, default=None,
+                    help="link bandwidth for the cost model (default in model.py)")
+    ap.add_argument("--explain", action="store_true",
+                    help="print the cost model's plans for --gpus x (--sizes, --shapes); no run")
+    ap.add_argument("--kb", type=int, default=None,
+                    help="SUMMA panel width (default: the cost model's)")
     ap.add_argument("--local-gemm", nargs="+", choices=("sgemm", "cublas"), default=["sgemm"])
     ap.add_argument("--precision", default=None, help="sgemm precision (default ieee)")
     ap.add_argument("--reps", type=int, default=3)
@@ -573,6 +698,9 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.explain:
+        print(explain(args))
+        return 0
     if args.merge or args.table:
         data = merge(args.merge or args.table)
         derive(data["runs"])

@@ -1,15 +1,19 @@
-"""Several GPUs of this machine from one process: the same SUMMA as
-``sgemm.distributed``, every rank driven in lockstep from this thread.
+"""Several GPUs of this machine from one process: the same algorithms as
+``sgemm.distributed`` (SUMMA on a P x Q grid, or the K split for deep
+products), every rank driven in lockstep from this thread.
 
     import sgemm.multi_gpu
+    print(sgemm.multi_gpu.explain(m, n, k, devices=[0, 1, 2, 3]))   # the model's choice
     c = sgemm.multi_gpu.gemm(a, b, devices=[0, 1, 2, 3])
 
-One grid rank per device; NCCL communicators per grid row and column from
-``NcclCommunicator.initAll`` (cached per device list and grid: the first call
-pays their creation); each SUMMA step issues every device's panel copies,
-then all broadcasts in one ``groupStart``/``groupEnd``, then every device's
-local GEMM, all asynchronous on per-device streams.  NCCL_NVLS_ENABLE=0 is
-set before the first communicator is created.
+One rank per device; the cost model (sgemm/distributed/model.py) picks the
+algorithm, grid and panel width per shape.  NCCL communicators per grid row
+and column from ``NcclCommunicator.initAll`` (cached per device list and
+grid: the first call on a grid pays their creation); each step issues every
+device's panel copies, then all collectives in one ``groupStart``/
+``groupEnd``, then every device's local GEMM, all asynchronous on
+per-device streams.  NCCL_NVLS_ENABLE=0 is set before the first
+communicator is created.
 
 Operands are whole matrices: NumPy (host; the result comes back as NumPy)
 or CuPy on any device (the result is a CuPy array on ``a``'s device).  They
@@ -28,15 +32,15 @@ from .errors import ArgumentError
 _contexts: dict = {}
 
 
-def _context(backend, devices, nranks, grid, m, n, local_gemm):
+def _context(backend, devices, nranks, grid, local_gemm, link_gbs, latency_us):
     from .distributed.context import local
-    from .distributed.grid import ProcessGrid
     p = len(devices) if devices is not None else nranks
-    g = ProcessGrid.create(p, grid, m, n)
-    key = (backend, tuple(devices) if devices is not None else p, g.shape, local_gemm)
+    key = (backend, tuple(devices) if devices is not None else p,
+           None if grid is None else tuple(grid), local_gemm, link_gbs, latency_us)
     ctx = _contexts.get(key)
     if ctx is None:
-        ctx = local(backend, nranks=p, devices=devices, grid=g.shape, local_gemm=local_gemm)
+        ctx = local(backend, nranks=p, devices=devices, grid=grid, local_gemm=local_gemm,
+                    link_gbs=link_gbs, latency_us=latency_us)
         _contexts[key] = ctx
     return ctx
 
@@ -48,23 +52,7 @@ def close() -> None:
         ctx.close()
 
 
-def gemm(a, b, c=None, *, devices=None, alpha: float = 1.0, beta: float = 0.0,
-         trans_a: bool = False, trans_b: bool = False, grid=None, block=None,
-         kernel="auto", precision=None, local_gemm: str = "sgemm", backend: str = "cupy",
-         nranks: int | None = None, timeout: float | None = None, return_stats: bool = False):
-    """alpha * op(a) @ op(b) + beta * c over several GPUs (SUMMA).
-
-    devices: GPU ids (default: every visible GPU); one grid rank each.
-    grid: (nprow, npcol), default chosen from len(devices) and C's shape.
-    block: (mb, nb, kb) distribution/panel sizes, default one C block per
-      device per axis and kb about K/8.
-    kernel, precision: passed to the local ``sgemm.gemm``; local_gemm="cublas"
-      uses cuBLAS for the local products instead (for comparison).
-    backend: "cupy" (GPUs, NCCL) or "numpy" (simulates ``nranks`` ranks on the
-      CPU: same algorithm, for tests).
-    c: updated in place when given (must be given when beta != 0).
-    return_stats: also return the SUMMA timings (``SummaStats``).
-    """
+def _shapes(a, b, c, trans_a, trans_b, beta):
     for name, x in (("a", a), ("b", b)):
         if getattr(x, "ndim", None) != 2:
             raise ArgumentError(f"{name} must be a 2-D array, got {type(x).__name__} "
@@ -77,23 +65,94 @@ def gemm(a, b, c=None, *, devices=None, alpha: float = 1.0, beta: float = 0.0,
         raise ArgumentError(f"c has shape {tuple(c.shape)}, expected {(m, n)}")
     if beta != 0.0 and c is None:
         raise ArgumentError(f"beta={beta} needs c")
-    mb = nb = kb = None
-    if block is not None:
-        try:
-            mb, nb, kb = block
-        except (TypeError, ValueError):
-            raise ArgumentError(f"block must be (mb, nb, kb), got {block!r}") from None
+    return int(m), int(n), int(k)
+
+
+def _blocks(block):
+    if block is None:
+        return None, None, None
+    try:
+        mb, nb, kb = block
+    except (TypeError, ValueError):
+        raise ArgumentError(f"block must be (mb, nb, kb), got {block!r}") from None
+    return mb, nb, kb
+
+
+def _devices(backend, devices, nranks):
     if backend == "cupy" and devices is None:
         import cupy
         devices = list(range(cupy.cuda.runtime.getDeviceCount()))
         if not devices:
             raise ArgumentError("no GPU visible")
-    if backend == "numpy" and nranks is None:
-        nranks = len(devices) if devices is not None else 1
     if backend == "numpy":
-        devices = None
-    ctx = _context(backend, devices, nranks, grid, m, n, local_gemm)
-    lay = ctx.layout(m, n, k, trans_a=trans_a, trans_b=trans_b, mb=mb, nb=nb, kb=kb)
+        return None, (nranks if nranks is not None else
+                      (len(devices) if devices is not None else 1))
+    return devices, len(devices)
+
+
+def plan(m: int, n: int, k: int, *, devices=None, nranks: int | None = None,
+         backend: str = "cupy", trans_a: bool = False, trans_b: bool = False,
+         beta: float = 0.0, precision=None, algorithm: str = "auto", grid=None, block=None,
+         link_gbs: float | None = None, latency_us: float | None = None):
+    """What ``gemm`` would run for an m x n x k product: the model's choice of
+    algorithm ("summa" or "ksplit"), grid, panel width and its predicted
+    compute / communication, every candidate in ``.candidates``
+    (``sgemm.distributed.model``).  Creates no communicator; ``explain``
+    prints it."""
+    from .distributed.model import cpu_machine, gpu_machine, plan_gemm
+    devices, p = _devices(backend, devices, nranks)
+    if backend == "cupy":
+        dev = None
+        try:
+            from .runtime import device as devmod
+            dev = devmod.info(devices[0])
+        except Exception:  # noqa: BLE001 -- no driver: the described H100
+            dev = None
+        mach = gpu_machine(dev, precision, link_gbs, latency_us)
+    else:
+        mach = cpu_machine(link_gbs, latency_us)
+    mb, nb, kb = _blocks(block)
+    return plan_gemm(m, n, k, p, mach, trans_a=trans_a, trans_b=trans_b, beta=beta,
+                     algorithm=algorithm, grid=grid, mb=mb, nb=nb, kb=kb)
+
+
+def explain(m: int, n: int, k: int, **kwargs) -> str:
+    """``plan(...).explain()``: the choice and the best candidates, as text."""
+    return plan(m, n, k, **kwargs).explain()
+
+
+def gemm(a, b, c=None, *, devices=None, alpha: float = 1.0, beta: float = 0.0,
+         trans_a: bool = False, trans_b: bool = False, grid=None, block=None,
+         kernel="auto", precision=None, local_gemm: str = "sgemm", backend: str = "cupy",
+         nranks: int | None = None, timeout: float | None = None, return_stats: bool = False,
+         algorithm: str = "auto", link_gbs: float | None = None,
+         latency_us: float | None = None):
+    """alpha * op(a) @ op(b) + beta * c over several GPUs.
+
+    devices: GPU ids (default: every visible GPU); one rank each.
+    algorithm: "auto" (the cost model picks SUMMA on a P x Q grid or the K
+      split, and the panel width: ``plan``/``explain`` show the choice),
+      "summa" or "ksplit".
+    grid: (nprow, npcol) for SUMMA; block: (mb, nb, kb) distribution/panel
+      sizes (either one means SUMMA; mb is also the K split's rows per rank
+      per chunk with algorithm="ksplit").
+    link_gbs, latency_us: the model's link figures (defaults in model.py).
+    kernel, precision: passed to the local ``sgemm.gemm`` (through
+      ``sgemm.plan``: the planner picks the local kernel in that precision);
+      local_gemm="cublas" uses cuBLAS for the local products instead.
+    backend: "cupy" (GPUs, NCCL) or "numpy" (simulates ``nranks`` ranks on the
+      CPU: same algorithms, for tests).
+    c: updated in place when given (must be given when beta != 0).
+    return_stats: also return the timings (``SummaStats``: measured compute,
+      communication and exposed communication per rank, the plan and its
+      predicted figures).
+    """
+    m, n, k = _shapes(a, b, c, trans_a, trans_b, beta)
+    mb, nb, kb = _blocks(block)
+    devices, p = _devices(backend, devices, nranks)
+    ctx = _context(backend, devices, p, grid, local_gemm, link_gbs, latency_us)
+    lay = ctx.layout(m, n, k, trans_a=trans_a, trans_b=trans_b, mb=mb, nb=nb, kb=kb,
+                     precision=precision, beta=beta, algorithm=algorithm)
 
     al = ctx.scatter(a, lay.a)
     bl = ctx.scatter(b, lay.b)

@@ -9,8 +9,10 @@ A backend drives one or more *ranks* from this process:
   (NCCL group calls, or plain copies on the CPU).
 
 SUMMA is written once against this interface; it loops over ``backend.ctxs``.
-Streams are named ``COMPUTE`` and ``COMM``; events returned by ``record`` are
-opaque to SUMMA (CUDA events on the GPU, MPI requests on the CPU).
+The K split (ksplit.py) uses the same interface plus ``reduce_scatter`` and
+``accumulate``.  Streams are named ``COMPUTE`` and ``COMM``; events returned
+by ``record`` are opaque to the algorithms (CUDA events on the GPU, MPI
+requests on the CPU).
 """
 from __future__ import annotations
 
@@ -56,12 +58,23 @@ class BcastOp:
     root: int
 
 
+@dataclass(eq=False)
+class ReduceScatterOp:
+    """Sum ``send`` (contiguous, p x len(recv) items) over every rank of the
+    grid's column communicator (the whole p x 1 grid) and leave part i of the
+    sum in ``recv`` of the rank in row i."""
+    ctx: RankContext
+    send: object
+    recv: object
+
+
 class Backend:
     """Interface (and CPU-neutral defaults).  Every method taking a ctx acts
     on that rank's device and streams."""
     name = "base"
     xp = np
     multi_process = False             # True: one rank per process under MPI
+    timing = "host timers"            # what profile=True measures with
 
     def __init__(self, grid: ProcessGrid, ctxs: list[RankContext]):
         self.grid = grid
@@ -127,6 +140,14 @@ class Backend:
     def bcast(self, ops: list[BcastOp]) -> None:
         raise NotImplementedError
 
+    def reduce_scatter(self, ops: list[ReduceScatterOp]) -> None:
+        """On the COMM stream; p x 1 grids only (the column communicator)."""
+        raise NotImplementedError
+
+    def accumulate(self, ctx, dst, src, beta) -> None:
+        """dst = src + beta * dst on the COMPUTE stream (beta == 0: dst = src)."""
+        numpy_accumulate(dst, src, beta)
+
     def gemm(self, ctx, a, b, c, *, alpha, beta, trans_a, trans_b, precision, kernel) -> None:
         """c = alpha * op(a) @ op(b) + beta * c on ctx's COMPUTE stream (beta == 0:
         c is not read)."""
@@ -160,6 +181,11 @@ class Backend:
     def close(self) -> None:
         """Free communicators."""
 
+    def machine(self, precision=None, link_gbs=None, latency_us=None):
+        """The cost model's machine (model.py) for this backend's ranks."""
+        from .model import cpu_machine
+        return cpu_machine(link_gbs, latency_us)
+
 
 def numpy_gemm(a, b, c, alpha, beta, trans_a, trans_b) -> None:
     """Reference local GEMM in float32 (BLAS through NumPy)."""
@@ -181,6 +207,15 @@ def numpy_gemm(a, b, c, alpha, beta, trans_a, trans_b) -> None:
     if beta != 1.0:
         c *= np.float32(beta)
     c += prod
+
+
+def numpy_accumulate(dst, src, beta) -> None:
+    if beta == 0.0:
+        dst[...] = src
+    else:
+        if beta != 1.0:
+            dst *= np.float32(beta)
+        dst += src
 
 
 def numpy_scale(c, beta) -> None:

@@ -2,10 +2,14 @@
 (or cuBLAS for comparison).
 
 Each rank owns two non-blocking streams on its device: COMPUTE (local GEMMs)
-and COMM (panel copies and NCCL broadcasts, at the highest stream priority so
-that its small kernels get SMs as soon as GEMM blocks retire).  Ordering
-between them is by CUDA events only, so the broadcast of panel t+1 overlaps
-the GEMM of panel t.
+and COMM (panel copies, NCCL broadcasts and the K split's reduce-scatters, at
+the highest stream priority so that their small kernels get SMs as soon as
+GEMM blocks retire).  Ordering between them is by CUDA events only, so the
+broadcast of panel t+1 overlaps the GEMM of panel t.
+
+The local GEMM is ``sgemm.plan(..., kernel=, precision=)``: the public path,
+whose kernel="auto" choice is the tuned table, else the planner's cost model
+(sgemm/planner.py), in the precision the caller asked for.
 
 Two constructors:
 
@@ -25,7 +29,7 @@ import time
 
 import numpy as np
 
-from .backend import COMM, COMPUTE, ROW, Backend, BcastOp, RankContext
+from .backend import COMM, COMPUTE, ROW, Backend, BcastOp, RankContext, ReduceScatterOp
 from .grid import ProcessGrid
 from .guard import (DistributedError, default_timeout, ensure_nccl_env, poll_until,
                     register_abort_hook, unregister_abort_hook)
@@ -58,6 +62,7 @@ def _make_stream(cupy, high_priority: bool):
 
 class CupyBackend(Backend):
     name = "cupy+nccl"
+    timing = "cuda events"
 
     def __init__(self, grid: ProcessGrid, ctxs: list[RankContext], *, multi_process: bool,
                  local_gemm: str = "sgemm", timeout: float | None = None):
@@ -158,7 +163,9 @@ class CupyBackend(Backend):
         with self.scope(ctx), ctx.streams[COMM]:
             self.xp.copyto(dst, src)
 
-    def bcast(self, ops: list[BcastOp]) -> None:
+    def _group(self, ops, issue) -> None:
+        """``issue(nccl, op)`` for every op under its rank's device, in one NCCL
+        group when there are several (one thread driving several ranks must)."""
         if not ops:
             return
         from cupy.cuda import nccl
@@ -167,15 +174,47 @@ class CupyBackend(Backend):
             nccl.groupStart()
         try:
             for op in ops:
-                ctx = op.ctx
-                comm = ctx.row_comm if op.axis == ROW else ctx.col_comm
-                ptr = op.buf.data.ptr
-                with self.scope(ctx):
-                    comm.broadcast(ptr, ptr, op.buf.size, nccl.NCCL_FLOAT32, op.root,
-                                   ctx.streams[COMM].ptr)
+                with self.scope(op.ctx):
+                    issue(nccl, op)
         finally:
             if group:
                 nccl.groupEnd()
+
+    def bcast(self, ops: list[BcastOp]) -> None:
+        def issue(nccl, op):
+            comm = op.ctx.row_comm if op.axis == ROW else op.ctx.col_comm
+            ptr = op.buf.data.ptr
+            comm.broadcast(ptr, ptr, op.buf.size, nccl.NCCL_FLOAT32, op.root,
+                           op.ctx.streams[COMM].ptr)
+        self._group(ops, issue)
+
+    def reduce_scatter(self, ops: list[ReduceScatterOp]) -> None:
+        def issue(nccl, op):
+            op.ctx.col_comm.reduceScatter(op.send.data.ptr, op.recv.data.ptr, op.recv.size,
+                                          nccl.NCCL_FLOAT32, nccl.NCCL_SUM,
+                                          op.ctx.streams[COMM].ptr)
+        self._group(ops, issue)
+
+    def accumulate(self, ctx, dst, src, beta) -> None:
+        with self.scope(ctx), ctx.streams[COMPUTE]:
+            if beta == 0.0:
+                self.xp.copyto(dst, src)
+            else:
+                if beta != 1.0:
+                    dst *= np.float32(beta)
+                dst += src
+
+    def machine(self, precision=None, link_gbs=None, latency_us=None):
+        """The cost model's GPU machine: this rank's device (the described
+        H100 where it cannot be queried) and the requested precision."""
+        from .model import gpu_machine
+        dev = None
+        try:
+            from ..runtime import device as devmod
+            dev = devmod.info(self.ctxs[0].device)
+        except Exception:  # noqa: BLE001 -- no driver (fake GPUs in tests): the default
+            dev = None
+        return gpu_machine(dev, precision, link_gbs, latency_us)
 
     def gemm(self, ctx, a, b, c, *, alpha, beta, trans_a, trans_b, precision, kernel) -> None:
         if c.size == 0:

@@ -3,7 +3,9 @@
 ``NumpyMPIBackend``: one rank per MPI process; panel broadcasts are
 non-blocking ``Ibcast`` on row / column communicators made with
 ``comm.Split`` (so a broadcast can progress while the previous panel's GEMM
-runs), and the COMPUTE side waits on their requests with a deadline.
+runs), the K split's reductions ``Ireduce_scatter_block`` on the column
+communicator of a p x 1 grid, and the COMPUTE side waits on their requests
+with a deadline.
 
 ``NumpySimBackend``: every rank of the grid in this process, broadcasts are
 copies.  It checks what a real collective would need (every member of the
@@ -16,7 +18,8 @@ import time
 
 import numpy as np
 
-from .backend import COMM, COMPUTE, ROW, Backend, BcastOp, RankContext, numpy_gemm, numpy_scale
+from .backend import (COMM, COMPUTE, ROW, Backend, BcastOp, RankContext, ReduceScatterOp,
+                      numpy_gemm, numpy_scale)
 from .grid import ProcessGrid
 from .guard import DistributedError, default_timeout, poll_until
 
@@ -62,6 +65,12 @@ class NumpyMPIBackend(_NumpyOps):
             comm = op.ctx.row_comm if op.axis == ROW else op.ctx.col_comm
             op.ctx.state["pending"].append(comm.Ibcast(op.buf, root=op.root))
 
+    def reduce_scatter(self, ops: list[ReduceScatterOp]) -> None:
+        from mpi4py import MPI
+        for op in ops:
+            req = op.ctx.col_comm.Ireduce_scatter_block(op.send, op.recv, op=MPI.SUM)
+            op.ctx.state["pending"].append(req)
+
     def record(self, ctx, stream):
         if stream == COMM:
             reqs, ctx.state["pending"] = ctx.state["pending"], []
@@ -76,7 +85,8 @@ class NumpyMPIBackend(_NumpyOps):
         timeout = self.timeout if self.timeout is not None else default_timeout()
         reqs = event.reqs
         poll_until(lambda: MPI.Request.Testall(reqs), time.monotonic() + timeout,
-                   f"panel broadcasts on rank {ctx.rank} (grid {ctx.coords})")
+                   f"communication (broadcasts, reduce-scatters) on rank {ctx.rank} "
+                   f"(grid {ctx.coords})")
         event.reqs = []
         ctx.state["wait_s"] += time.perf_counter() - t0
 
@@ -111,6 +121,26 @@ class NumpySimBackend(_NumpyOps):
         ctxs = [RankContext(rk, grid.coords(rk)) for rk in range(grid.size)]
         super().__init__(grid, ctxs)
         self.ops_log: list[tuple[str, int, int, int]] = []    # (axis, group, root, size)
+
+    def reduce_scatter(self, ops: list[ReduceScatterOp]) -> None:
+        if self.grid.npcol != 1:
+            raise DistributedError(f"reduce-scatter needs a p x 1 grid, not {self.grid}")
+        rows = sorted(op.ctx.row for op in ops)
+        if rows != list(range(self.grid.nprow)):
+            raise DistributedError(f"reduce-scatter: members {rows} of {self.grid.nprow} "
+                                   "joined (a real collective would hang)")
+        sizes = {(int(op.send.size), int(op.recv.size)) for op in ops}
+        if len(sizes) != 1:
+            raise DistributedError(f"reduce-scatter: sizes {sizes} disagree")
+        (ns, nr), = sizes
+        if ns != nr * len(ops):
+            raise DistributedError(f"reduce-scatter: {ns} items sent, {nr} received per rank")
+        total = np.zeros(ns, np.float32)
+        for op in sorted(ops, key=lambda o: o.ctx.row):
+            total += op.send.reshape(-1)
+        for op in ops:
+            op.recv.reshape(-1)[...] = total[op.ctx.row * nr:(op.ctx.row + 1) * nr]
+        self.ops_log.append(("reduce_scatter", 0, -1, ns))
 
     def bcast(self, ops: list[BcastOp]) -> None:
         groups: dict[tuple[str, int], list[BcastOp]] = {}

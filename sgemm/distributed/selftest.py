@@ -12,13 +12,19 @@ In one process (the ``sgemm.multi_gpu`` path; "numpy" simulates the ranks):
 
 Rank 0 makes random operands, the run scatters them, multiplies, gathers C
 and compares with NumPy in float64; every case of uneven sizes, partial
-blocks, transposes, alpha/beta and empty local blocks is listed.  Exit status
-0 when every case passes, 1 otherwise.
+blocks, transposes, alpha/beta and empty local blocks is listed.
+``--algorithm summa,ksplit`` runs every case under each algorithm (default
+"auto": SUMMA where a case gives blocks, else the cost model's choice).
+``--shapes`` adds a tall, a wide, a deep and a square problem with the
+model's choice of algorithm, grid and panel width, and prints that choice
+("choice <name>: <plan>").  Exit status 0 when every case passes, 1
+otherwise.
 
 Fault injection (to check that a failing rank takes the job down):
 ``--fault raise|hang|exit --fault-rank R --fault-step S`` makes rank R raise,
-hang, or exit at its S-th panel broadcast; ``--timeout`` bounds every wait
-of the other ranks, ``--watchdog`` the whole run of every rank.
+hang, or exit at its S-th collective (a SUMMA step's broadcasts or a K-split
+reduce-scatter); ``--timeout`` bounds every wait of the other ranks,
+``--watchdog`` the whole run of every rank.
 """
 from __future__ import annotations
 
@@ -45,6 +51,10 @@ CASES = [
     (19, 23, 31, False, True, 0.0, 3.0, 4, 4, 8),       # alpha = 0
 ]
 QUICK = [0, 1, 2, 3, 6, 8]
+# Shapes whose choice the model makes by shape (tests/distributed/test_dist_model.py
+# checks the choices on the CPU machine model for 2, 4 and 8 ranks).
+SHAPES = {"tall": (4096, 16, 256), "wide": (16, 4096, 256), "deep": (16, 16, 32768),
+          "square": (384, 384, 384)}
 TOL = {None: 2e-5, "ieee": 2e-5, "tf32x3": 2e-5, "tf32": 5e-3}
 
 
@@ -89,7 +99,8 @@ def describe(case) -> str:
 
 
 class FaultyBackend:
-    """Wraps a backend; on ``rank``'s ``step``-th broadcast: raise, hang or exit."""
+    """Wraps a backend; on ``rank``'s ``step``-th collective (broadcast group
+    or reduce-scatter): raise, hang or exit."""
 
     def __init__(self, inner, rank: int, step: int, mode: str):
         self._inner, self._rank, self._step, self._mode = inner, rank, step, mode
@@ -99,9 +110,17 @@ class FaultyBackend:
         return getattr(self._inner, name)
 
     def bcast(self, ops):
+        self._maybe_fail("panel broadcast")
+        return self._inner.bcast(ops)
+
+    def reduce_scatter(self, ops):
+        self._maybe_fail("reduce-scatter")
+        return self._inner.reduce_scatter(ops)
+
+    def _maybe_fail(self, what):
         self._calls += 1
         if self._calls == self._step and self._inner.ctxs[0].rank == self._rank:
-            msg = f"injected fault on rank {self._rank} at panel broadcast {self._step}"
+            msg = f"injected fault on rank {self._rank} at {what} {self._step}"
             if self._mode == "raise":
                 raise RuntimeError(msg)
             if self._mode == "exit":
@@ -112,27 +131,40 @@ class FaultyBackend:
             sys.stderr.flush()
             while True:
                 time.sleep(1)
-        return self._inner.bcast(ops)
 
 
-def run_cases(ctx_gemm, cases, args, is_root: bool, label: str) -> int:
-    failures = 0
+def shape_cases() -> list[tuple[str, tuple]]:
+    """(name, case) for SHAPES: alpha 1, beta 0, the model's blocks."""
+    return [(name, (m, n, k, False, False, 1.0, 0.0, None, None, None))
+            for name, (m, n, k) in SHAPES.items()]
+
+
+def run_cases(ctx_gemm, cases, args, is_root: bool, label: str) -> tuple[int, int]:
+    """(failures, runs) over every case and algorithm; ``ctx_gemm`` returns
+    (C on the root, the plan it ran)."""
+    failures = runs = 0
     tol = TOL.get(args.precision, 2e-5) if args.tol is None else args.tol
-    for idx, case in enumerate(cases):
-        m, n, k, ta, tb, alpha, beta, mb, nb, kb = case
+    todo = [(f"case {i:2d}", c, alg) for alg in args.algorithms for i, c in enumerate(cases)]
+    if args.shapes:
+        todo += [(f"choice {name}", c, "auto") for name, c in shape_cases()]
+    for idx, (what, case, alg) in enumerate(todo):
         a = b = c0 = None
         if is_root:
             a, b, c0 = make_operands(case, args.seed * 1000 + idx)
         t0 = time.perf_counter()
-        c = ctx_gemm(a, b, None if c0 is None else c0.copy(), case)
+        c, plan = ctx_gemm(a, b, None if c0 is None else c0.copy(), case, alg)
         dt = time.perf_counter() - t0
+        runs += 1
         if is_root:
             err = error(case, a, b, c0, c)
             ok = err <= tol
             failures += not ok
-            print(f"[{label}] case {idx:2d} {describe(case):52s} err={err:.2e} "
-                  f"{'ok' if ok else 'FAIL'} ({dt * 1e3:.0f} ms)", flush=True)
-    return failures
+            chosen = plan.summary() if plan is not None else alg
+            print(f"[{label}] {what} {describe(case):52s} err={err:.2e} "
+                  f"{'ok' if ok else 'FAIL'} ({dt * 1e3:.0f} ms)"
+                  + (f"\n[{label}] {what}: {chosen}" if what.startswith("choice") else
+                     f" {chosen.split(',')[0]}"), flush=True)
+    return failures, runs
 
 
 def main_mpi(args) -> int:
@@ -153,23 +185,27 @@ def main_mpi(args) -> int:
         ctx = init(args.backend, comm=comm, grid=args.grid, local_gemm=args.local_gemm,
                    timeout=args.timeout)
         if args.fault:
-            ctx.backend = FaultyBackend(ctx.backend, args.fault_rank, args.fault_step, args.fault)
-        label = f"{args.backend} P={size} grid={ctx.grid}"
+            ctx.set_backend_hook(lambda be: FaultyBackend(be, args.fault_rank, args.fault_step,
+                                                          args.fault))
+        label = f"{args.backend} P={size}" + (f" grid={ctx.grid}" if args.grid else "")
         if rank == 0:
             dev = "" if args.backend == "numpy" else f" device={ctx.device}"
             print(f"[{label}] {ctx.backend.name}{dev}", flush=True)
 
-        def gemm(a, b, c, case):
+        def gemm(a, b, c, case, alg):
             m, n, k, ta, tb, alpha, beta, mb, nb, kb = case
-            return ctx.gemm_global(a, b, c, alpha=alpha, beta=beta, trans_a=ta, trans_b=tb,
-                                   mb=mb, nb=nb, kb=kb, precision=args.precision,
-                                   timeout=args.timeout)
+            if alg == "ksplit":
+                nb = kb = None
+            out = ctx.gemm_global(a, b, c, alpha=alpha, beta=beta, trans_a=ta, trans_b=tb,
+                                  mb=mb, nb=nb, kb=kb, precision=args.precision,
+                                  timeout=args.timeout, algorithm=alg)
+            return out, ctx.last_plan
 
-        failures = run_cases(gemm, args.cases, args, rank == 0, label)
+        failures, runs = run_cases(gemm, args.cases, args, rank == 0, label)
         failures = comm.bcast(failures, root=0)
         if rank == 0:
             print(f"[{label}] SELFTEST {'PASSED' if failures == 0 else 'FAILED'}: "
-                  f"{len(args.cases) - failures}/{len(args.cases)} cases", flush=True)
+                  f"{runs - failures}/{runs} cases", flush=True)
         ctx.close()
         return 0 if failures == 0 else 1
 
@@ -183,25 +219,27 @@ def main_inproc(args) -> int:
     devices = args.devices if args.devices is not None else list(range(p))
     label = f"{args.backend} in-process P={p}"
 
-    def gemm(a, b, c, case):
+    def gemm(a, b, c, case, alg):
         m, n, k, ta, tb, alpha, beta, mb, nb, kb = case
         block = None if mb is None else (mb, nb, kb)
+        kw = dict(alpha=alpha, beta=beta, trans_a=ta, trans_b=tb, grid=args.grid, block=block,
+                  algorithm=alg, return_stats=True)
+        if alg == "ksplit":
+            kw.update(grid=None, block=None if mb is None else (mb, None, None))
         if args.backend == "cupy":
             import cupy
             with cupy.cuda.Device(devices[0]):
                 ga, gb = cupy.asarray(a), cupy.asarray(b)
                 gc = None if c is None else cupy.asarray(c)
-            out = multi_gpu.gemm(ga, gb, gc, devices=devices, alpha=alpha, beta=beta,
-                                 trans_a=ta, trans_b=tb, grid=args.grid, block=block,
-                                 precision=args.precision, local_gemm=args.local_gemm,
-                                 timeout=args.timeout)
-            return cupy.asnumpy(out)
-        return multi_gpu.gemm(a, b, c, backend="numpy", nranks=p, alpha=alpha, beta=beta,
-                              trans_a=ta, trans_b=tb, grid=args.grid, block=block)
+            out, st = multi_gpu.gemm(ga, gb, gc, devices=devices, precision=args.precision,
+                                     local_gemm=args.local_gemm, timeout=args.timeout, **kw)
+            return cupy.asnumpy(out), st.plan
+        out, st = multi_gpu.gemm(a, b, c, backend="numpy", nranks=p, **kw)
+        return out, st.plan
 
-    failures = run_cases(gemm, args.cases, args, True, label)
+    failures, runs = run_cases(gemm, args.cases, args, True, label)
     print(f"[{label}] SELFTEST {'PASSED' if failures == 0 else 'FAILED'}: "
-          f"{len(args.cases) - failures}/{len(args.cases)} cases", flush=True)
+          f"{runs - failures}/{runs} cases", flush=True)
     multi_gpu.close()
     return 0 if failures == 0 else 1
 
@@ -218,6 +256,10 @@ def parse_args(argv=None):
     ap.add_argument("--cases", choices=("all", "quick"), default="all")
     ap.add_argument("--case", type=_parse_case, action="append", default=None,
                     help="extra case m,n,k,ta,tb,alpha,beta,mb,nb,kb (replaces --cases)")
+    ap.add_argument("--algorithm", default="auto",
+                    help="auto, summa, ksplit, or a comma list: every case under each")
+    ap.add_argument("--shapes", action="store_true",
+                    help="also tall / wide / deep / square problems, the model's choice")
     ap.add_argument("--precision", default=None)
     ap.add_argument("--tol", type=float, default=None)
     ap.add_argument("--local-gemm", choices=("sgemm", "cublas"), default="sgemm")
@@ -231,6 +273,10 @@ def parse_args(argv=None):
     ap.add_argument("--fault-step", type=int, default=2)
     ap.add_argument("--expect-size", type=int, default=None)
     args = ap.parse_args(argv)
+    args.algorithms = [x.strip() for x in args.algorithm.split(",") if x.strip()]
+    bad = [x for x in args.algorithms if x not in ("auto", "summa", "ksplit")]
+    if bad:
+        ap.error(f"--algorithm: unknown {bad}")
     if args.case:
         args.cases = args.case
     else:

@@ -47,8 +47,13 @@ class RankStats:
 
 @dataclass
 class SummaStats:
+    """Per-rank timings of one distributed GEMM (SUMMA or the K split), and
+    the plan it ran with: the model's predicted figures beside the measured."""
     ranks: list[RankStats]
     flops: int
+    algorithm: str = "summa"
+    plan: object = None             # model.DistPlan, set by DistContext.gemm
+    timing: str = ""                # "cuda events" or "host timers"
 
     @property
     def total_s(self) -> float:
@@ -66,10 +71,17 @@ class SummaStats:
     def exposed_comm_s(self) -> float:
         return max(r.exposed_comm_s for r in self.ranks)
 
+    @property
+    def predicted_exposed_comm_s(self) -> float | None:
+        return self.plan.exposed_comm_s if self.plan is not None else None
+
     def as_dict(self) -> dict:
-        return {"total_s": self.total_s, "compute_s": self.compute_s, "comm_s": self.comm_s,
-                "exposed_comm_s": self.exposed_comm_s, "flops": self.flops,
-                "ranks": [asdict(r) for r in self.ranks]}
+        return {"algorithm": self.algorithm, "total_s": self.total_s,
+                "compute_s": self.compute_s, "comm_s": self.comm_s,
+                "exposed_comm_s": self.exposed_comm_s, "measured_with": self.timing,
+                "flops": self.flops, "ranks": [asdict(r) for r in self.ranks],
+                "plan": self.plan.as_dict() if self.plan is not None else None,
+                "predicted": self.plan.predicted() if self.plan is not None else None}
 
 
 def _check_local(name, arr, shape, xp):
@@ -92,12 +104,7 @@ def summa(backend: Backend, layout: GemmLayout, a_locs, b_locs, c_locs, *,
     beta == 0 it is not read).  Returns per-rank timings when ``profile``.
     Blocks until done (or raises DistributedTimeoutError after ``timeout`` s).
     """
-    if layout.grid != backend.grid:
-        raise ArgumentError(f"layout grid {layout.grid} differs from the backend's {backend.grid}")
-    ctxs = backend.ctxs
-    if not (len(a_locs) == len(b_locs) == len(c_locs) == len(ctxs)):
-        raise ArgumentError(f"need one local array per rank driven here ({len(ctxs)}), got "
-                            f"{len(a_locs)}, {len(b_locs)}, {len(c_locs)}")
+    ctxs = check_call(backend, layout, a_locs, b_locs, c_locs)
     alpha, beta = float(alpha), float(beta)
     grid, ta, tb = layout.grid, layout.trans_a, layout.trans_b
     kax_a, kax_b = layout.k_axis_a, layout.k_axis_b
@@ -206,25 +213,49 @@ def summa(backend: Backend, layout: GemmLayout, a_locs, b_locs, c_locs, *,
             s["done"][i] = backend.record(ctx, COMPUTE)
             s["panels"][i] = None
 
-    begin_marks = []
+    def steps():
+        if nsteps == 0:
+            for ctx, s in zip(ctxs, st):
+                if s["c"].size:
+                    backend.scale(ctx, s["c"], beta)
+            return
+        issue_comm(0)
+        for t in range(nsteps):
+            if t + 1 < nsteps:
+                issue_comm(t + 1)
+            issue_compute(t)
+
+    return run_steps(backend, st, steps, nsteps, layout.flops, "summa", profile, timeout)
+
+
+def check_call(backend: Backend, layout, a_locs, b_locs, c_locs) -> list:
+    """The ranks ``backend`` drives, after checking that ``layout`` is on its
+    grid and there is one local array of each operand per rank."""
+    if layout.grid != backend.grid:
+        raise ArgumentError(f"layout grid {layout.grid} differs from the backend's {backend.grid}")
+    ctxs = backend.ctxs
+    if not (len(a_locs) == len(b_locs) == len(c_locs) == len(ctxs)):
+        raise ArgumentError(f"need one local array per rank driven here ({len(ctxs)}), got "
+                            f"{len(a_locs)}, {len(b_locs)}, {len(c_locs)}")
+    return ctxs
+
+
+def run_steps(backend: Backend, st: list, steps, nsteps: int, flops: int, algorithm: str,
+              profile: bool, timeout) -> SummaStats | None:
+    """Order every rank's streams after the caller's work, run ``steps()``
+    (which issues the algorithm's work and appends ("comm" | "compute", t0,
+    t1) timer pairs to ``st[i]["marks"]`` when profiling), order the caller
+    after it, wait (with the deadline), and collect per-rank timings."""
+    ctxs = backend.ctxs
+    begin_marks, end_marks = [], []
     try:
-        for ctx, s in zip(ctxs, st):
+        for ctx in ctxs:
             backend.begin(ctx)
             if profile:
                 t_begin = backend.timer(ctx, COMPUTE)
                 backend.wait(ctx, COMM, t_begin)   # COMM starts no earlier than the timer
                 begin_marks.append(t_begin)
-        if nsteps == 0:
-            for ctx, s in zip(ctxs, st):
-                if s["c"].size:
-                    backend.scale(ctx, s["c"], beta)
-        else:
-            issue_comm(0)
-            for t in range(nsteps):
-                if t + 1 < nsteps:
-                    issue_comm(t + 1)
-                issue_compute(t)
-        end_marks = []
+        steps()
         for ctx in ctxs:
             if profile:
                 end_marks.append(backend.timer(ctx, COMPUTE))
@@ -243,4 +274,4 @@ def summa(backend: Backend, layout: GemmLayout, a_locs, b_locs, c_locs, *,
         total_s = backend.elapsed(t_begin, t_end)
         ranks.append(RankStats(ctx.rank, ctx.device, nsteps, total_s, compute_s, comm_s,
                                max(0.0, total_s - compute_s)))
-    return SummaStats(ranks, layout.flops)
+    return SummaStats(ranks, flops, algorithm=algorithm)

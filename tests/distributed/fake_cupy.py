@@ -275,7 +275,26 @@ class NcclCommunicator:
                 arr = np.ctypeslib.as_array((ctypes.c_float * int(count)).from_address(recvbuf))
                 self._mpi.Bcast(arr, root=root)
             return
-        self._clique.pending.append((self._rank, sendbuf, recvbuf, int(count), int(root)))
+        self._clique.pending.append(("bcast", self._rank, sendbuf, recvbuf, int(count),
+                                     int(root)))
+        if _state["group"] == 0:
+            _flush()
+
+    def reduceScatter(self, sendbuf, recvbuf, recvcount, datatype, op, stream):
+        if not self._alive:
+            raise RuntimeError("communicator destroyed")
+        if datatype != NCCL_FLOAT32 or op != NCCL_SUM:
+            raise ValueError("fake NCCL: float32 sums only")
+        n = self.size()
+        if self._clique is None:          # multi-process: do it now, blocking
+            if recvcount:
+                send = np.ctypeslib.as_array((ctypes.c_float * int(n * recvcount))
+                                             .from_address(sendbuf)).copy()
+                recv = np.ctypeslib.as_array((ctypes.c_float * int(recvcount))
+                                             .from_address(recvbuf))
+                self._mpi.Reduce_scatter_block(send, recv)
+            return
+        self._clique.pending.append(("rs", self._rank, sendbuf, recvbuf, int(recvcount), -1))
         if _state["group"] == 0:
             _flush()
 
@@ -302,19 +321,35 @@ def _all_pending():
     return [c for c in _cliques if c.pending]
 
 
+def _floats(ptr, count):
+    return np.ctypeslib.as_array((ctypes.c_float * int(count)).from_address(ptr))
+
+
 def _run(clique):
     while len(clique.pending) >= clique.n:
         batch, clique.pending = clique.pending[:clique.n], clique.pending[clique.n:]
-        ranks = sorted(r for r, *_ in batch)
+        ranks = sorted(r for _, r, *_ in batch)
         if ranks != list(range(clique.n)):
             raise RuntimeError(f"fake NCCL: ranks {ranks} in one round")
+        kinds = {k for k, *_ in batch}
         counts = {c for *_, c, _ in batch}
         roots = {rt for *_, rt in batch}
-        if len(counts) != 1 or len(roots) != 1:
-            raise RuntimeError(f"fake NCCL: counts {counts} roots {roots} disagree")
-        count, root = counts.pop(), roots.pop()
-        src = next(s for r, s, _, _, _ in batch if r == root)
-        for r, s, dst, _, _ in batch:
+        if len(kinds) != 1 or len(counts) != 1 or len(roots) != 1:
+            raise RuntimeError(f"fake NCCL: kinds {kinds} counts {counts} roots {roots} "
+                               "disagree")
+        kind, count, root = kinds.pop(), counts.pop(), roots.pop()
+        if kind == "rs":
+            n = clique.n
+            total = np.zeros(n * count, np.float32)
+            for _, r, s, _, _, _ in sorted(batch, key=lambda x: x[1]):
+                if count:
+                    total += _floats(s, n * count)
+            for _, r, _, dst, _, _ in batch:
+                if count:
+                    _floats(dst, count)[...] = total[r * count:(r + 1) * count]
+            continue
+        src = next(s for _, r, s, _, _, _ in batch if r == root)
+        for _, r, s, dst, _, _ in batch:
             if dst != src and count:
                 ctypes.memmove(dst, src, 4 * count)
 
@@ -343,6 +378,7 @@ def get_version():
 
 
 NCCL_FLOAT32 = 7
+NCCL_SUM = 0
 
 
 # -- cublas ------------------------------------------------------------------------------
@@ -359,10 +395,13 @@ def _cublas_gemm(transa, transb, a, b, out=None, alpha=1.0, beta=0.0):
 class FakePlan:
     """sgemm.plan stand-in (no GPU here): NumPy on the fake arrays."""
 
+    calls: list = []            # (kernel, precision) of every plan made, for tests
+
     def __init__(self, a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
                  kernel="auto", precision=None, stream=None):
         self.args = (a, b, c, alpha, beta, trans_a, trans_b)
         self.kernel = type("K", (), {"name": "fake"})()
+        FakePlan.calls.append((kernel, precision))
 
     def execute(self, stream=None):
         a, b, c, alpha, beta, ta, tb = self.args
@@ -394,7 +433,7 @@ def install(monkeypatch=None):
     cuda.runtime = _Runtime()
     nccl = types.ModuleType("cupy.cuda.nccl")
     for name in ("NcclCommunicator", "groupStart", "groupEnd", "get_unique_id", "get_version",
-                 "NCCL_FLOAT32"):
+                 "NCCL_FLOAT32", "NCCL_SUM"):
         setattr(nccl, name, getattr(mod, name))
     cuda.nccl = nccl
     cublas = types.ModuleType("cupy.cublas")

@@ -81,6 +81,37 @@ def test_mpi_nccl_selftest():
         pytest.skip("mpiexec / mpi4py not available")
     env = dict(os.environ, NCCL_NVLS_ENABLE="0", PYTHONPATH=str(REPO))
     p = subprocess.run([*prefix, "-n", "2", sys.executable, "-m", "sgemm.distributed.selftest",
-                        "--backend", "cupy", "--expect-size", "2"], capture_output=True,
+                        "--backend", "cupy", "--expect-size", "2", "--algorithm", "summa,ksplit",
+                        "--shapes"], capture_output=True,
                        text=True, timeout=600, cwd=REPO, env=env)
     assert p.returncode == 0 and "SELFTEST PASSED" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+def test_multi_gpu_ksplit_and_model_choice():
+    """Both algorithms on every GPU, and the model's choice for the selftest's
+    tall / wide / deep / square problems (the GPU model's plan)."""
+    cupy, ndev = _cupy_devices()
+    if ndev < 2:
+        pytest.skip("needs 2 GPUs")
+    from sgemm import multi_gpu
+    from sgemm.distributed.selftest import SHAPES
+    devices = list(range(ndev))
+    for alg in ("summa", "ksplit"):
+        for ci in QUICK:
+            case = CASES[ci]
+            m, n, k, ta, tb, alpha, beta, mb, nb, kb = case
+            a, b, c0 = make_operands(case, ci)
+            out = multi_gpu.gemm(a, b, None if c0 is None else c0.copy(), devices=devices,
+                                 alpha=alpha, beta=beta, trans_a=ta, trans_b=tb,
+                                 algorithm=alg)
+            assert error(case, a, b, c0, out) < 2e-5, (alg, case)
+    for name, (m, n, k) in SHAPES.items():
+        case = (m, n, k, False, False, 1.0, 0.0, None, None, None)
+        a, b, _ = make_operands(case, 7)
+        out, st = multi_gpu.gemm(a, b, devices=devices, return_stats=True)
+        assert st.plan == multi_gpu.plan(m, n, k, devices=devices), name
+        assert st.timing == "cuda events" and st.exposed_comm_s >= 0
+        assert error(case, a, b, None, out) < 2e-5, name
+    multi_gpu.close()

@@ -1,9 +1,12 @@
 """The CPU backend under a real MPI launcher: ``mpiexec -n P python -m
-sgemm.distributed.selftest`` for square and non-square grids, and the
-failure guard (a raising, hanging or exiting rank ends the job non-zero
-within a bounded time).  Skipped when mpiexec or mpi4py is missing
-(``pip install mpich mpi4py``)."""
+sgemm.distributed.selftest`` for square and non-square grids, both
+algorithms (SUMMA, the K split) and the cost model's choice for tall / wide
+/ deep / square problems with 2, 4 and 8 ranks (8 on 2 cores: MPICH
+oversubscribes), and the failure guard (a raising, hanging or exiting rank
+ends the job non-zero within a bounded time, in SUMMA and in the K split).
+Skipped when mpiexec or mpi4py is missing (``pip install mpich mpi4py``)."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -78,16 +81,40 @@ def test_selftest_extra_case_transposes_uneven():
     assert p.returncode == 0 and "2/2 cases" in p.stdout, p.stdout + p.stderr
 
 
-@pytest.mark.parametrize("mode", ["raise", "hang", "exit"])
-def test_failing_rank_ends_the_job(mode):
-    """Rank 1 fails at its 2nd panel broadcast; the others are blocked in
-    collectives.  The job must end non-zero well within the limit."""
-    p, dt = mpirun(4, "--cases", "quick", "--fault", mode, "--fault-rank", "1",
-                   "--fault-step", "2", "--timeout", "3", "--watchdog", "30", timeout=90)
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_both_algorithms_and_the_models_choice(n):
+    """Every quick case under SUMMA and under the K split, then the tall,
+    wide, deep and square problems with the model's choice: correct against
+    float64, and the plan each rank ran is the CPU model's (rank 0 decides
+    and broadcasts it)."""
+    from sgemm.distributed import cpu_machine, plan_gemm
+    from sgemm.distributed.selftest import SHAPES
+    p, _ = mpirun(n, "--cases", "quick", "--algorithm", "summa,ksplit", "--shapes")
+    out = p.stdout + p.stderr
+    assert p.returncode == 0 and "SELFTEST PASSED: 16/16" in p.stdout, out[-4000:]
+    ran = dict(re.findall(r"choice (\w+): (.+)$", p.stdout, re.M))
+    for name, (m, k_, kk) in SHAPES.items():
+        assert ran[name] == plan_gemm(m, k_, kk, n, cpu_machine()).summary(), (name, out)
+    assert ran["tall"].startswith(f"summa on {n}x1") and ran["wide"].startswith(f"summa on 1x{n}")
+    assert ran["deep"].startswith("ksplit")
+    assert len(re.findall(r" ok .* ksplit on", p.stdout)) == 6       # every quick case
+
+
+@pytest.mark.parametrize("algorithm,mode", [("summa", "raise"), ("summa", "hang"),
+                                            ("summa", "exit"), ("ksplit", "raise"),
+                                            ("ksplit", "hang")])
+def test_failing_rank_ends_the_job(algorithm, mode):
+    """Rank 1 fails at its 2nd collective (a SUMMA step's broadcasts, a K-split
+    reduce-scatter); the others are blocked in collectives.  The job must end
+    non-zero well within the limit."""
+    p, dt = mpirun(4, "--cases", "quick", "--algorithm", algorithm, "--fault", mode,
+                   "--fault-rank", "1", "--fault-step", "2", "--timeout", "3",
+                   "--watchdog", "30", timeout=90)
     err = p.stderr + p.stdout
     assert p.returncode != 0, err[-3000:]
     assert dt < 60, f"took {dt:.0f} s"
-    assert "injected fault on rank 1" in err
+    where = "panel broadcast" if algorithm == "summa" else "reduce-scatter"
+    assert f"injected fault on rank 1 at {where} 2" in err
     if mode == "raise":
         assert "[sgemm.distributed] rank 1/4" in err and "RuntimeError" in err
     if mode == "hang":
@@ -99,16 +126,24 @@ def test_gpu_code_path_on_fake_cupy(n):
     """The CuPy+NCCL backend's multi-process code (device choice, NCCL ids
     over MPI, row/column communicators, events, grouped broadcasts) on a fake
     CuPy whose NCCL broadcasts are MPI broadcasts."""
-    p, _ = mpirun(n, "--backend", "cupy", "--cases", "quick", fake_gpu=True)
-    assert p.returncode == 0 and "SELFTEST PASSED" in p.stdout, p.stdout + p.stderr
+    p, _ = mpirun(n, "--backend", "cupy", "--cases", "quick", "--algorithm", "summa,ksplit",
+                  fake_gpu=True)
+    assert p.returncode == 0 and "SELFTEST PASSED: 12/12" in p.stdout, p.stdout + p.stderr
 
 
-def test_bench_mpi_launcher_on_fake_cupy(tmp_path):
+@pytest.mark.parametrize("algorithm", ["summa", "ksplit"])
+def test_bench_mpi_launcher_on_fake_cupy(tmp_path, algorithm):
     out = tmp_path / "mpi.json"
-    p, _ = mpirun(4, "--launcher", "mpi", "--sizes", "64", "--reps", "2", "--out", str(out),
-                  fake_gpu=True, script=str(REPO / "bench" / "distributed_bench.py"))
+    p, _ = mpirun(4, "--launcher", "mpi", "--sizes", "64", "--shapes", "16x16x4096",
+                  "--algorithm", algorithm, "--reps", "2", "--out", str(out), fake_gpu=True,
+                  script=str(REPO / "bench" / "distributed_bench.py"))
     assert p.returncode == 0, p.stdout + p.stderr
     import json
     runs = json.loads(out.read_text())["runs"]
-    assert runs[0]["scheme"] == "summa" and runs[0]["launcher"] == "mpi"
+    assert runs[0]["scheme"] == algorithm and runs[0]["launcher"] == "mpi"
     assert runs[0]["gpus"] == 4 and runs[0]["check_ok"] and len(runs[0]["per_rank"]) == 4
+    deep = runs[1]
+    assert deep["algorithm"] == algorithm
+    assert deep["scheme"] == "dist_shape" and deep["shape"] == [16, 16, 4096], deep
+    assert deep["check_ok"] and deep["predicted_exposed_comm_s"] >= 0
+    assert deep["plan"]["algorithm"] == algorithm and "exposed_comm_s" in deep

@@ -141,6 +141,21 @@ def test_cupy_backend_on_fake_devices(fake, ndev):
         assert stats.total_s >= 0 and len(stats.ranks) == ndev
 
 
+@pytest.mark.parametrize("algorithm", ["summa", "ksplit"])
+def test_local_gemms_take_the_public_planner_path(fake, monkeypatch, algorithm):
+    """Every local GEMM of the GPU backend is ``sgemm.plan(..., kernel=,
+    precision=)`` (the public path: tuned table, else the planner's cost
+    model) with the precision the caller asked for."""
+    fake_cupy.patch_sgemm(monkeypatch)
+    monkeypatch.setattr(fake_cupy.FakePlan, "calls", [])
+    a, b, _ = make_operands(CASES[0], 0)
+    for precision in ("tf32x3", None):
+        fake_cupy.FakePlan.calls.clear()
+        multi_gpu.gemm(a, b, devices=[0, 1, 2], precision=precision, algorithm=algorithm)
+        assert fake_cupy.FakePlan.calls, "no local GEMM went through sgemm.plan"
+        assert set(fake_cupy.FakePlan.calls) == {("auto", precision)}
+
+
 def test_cupy_backend_sets_nvls_off(fake, monkeypatch):
     monkeypatch.setenv("NCCL_NVLS_ENABLE", "1")
     multi_gpu.gemm(np.ones((4, 4), np.float32), np.ones((4, 4), np.float32), devices=[0, 1],
@@ -187,6 +202,31 @@ def test_bench_and_plot_on_fake_gpus(fake, monkeypatch, tmp_path):
     png = tmp_path / "s.png"
     plot.main([str(out), "--out", str(png)])
     assert png.stat().st_size > 10000
+
+
+def test_bench_shapes_and_explain_on_fake_gpus(fake, monkeypatch, tmp_path, capsys):
+    """Rectangular problems with the model's plan (a tall one on P x 1, a deep
+    one on the K split: at these small sizes only over a slow link) against
+    one GPU, and --explain (no GPU work)."""
+    fake_cupy.patch_sgemm(monkeypatch)
+    bench = _load_script("distributed_bench")
+    out = tmp_path / "s.json"
+    rc = bench.main(["--gpus", "1", "4", "--sizes", "--shapes", "4096x16x256", "16x16x8192",
+                     "--reps", "2", "--no-seed002", "--no-cublas", "--no-nccl-bench",
+                     "--link-gbs", "0.5", "--out", str(out)])
+    assert rc == 0
+    runs = json.loads(out.read_text())["runs"]
+    dist = {tuple(r["shape"]): r for r in runs if r["scheme"] == "dist_shape"}
+    assert dist[(4096, 16, 256)]["grid"] == [4, 1] and dist[(16, 16, 8192)]["algorithm"] == "ksplit"
+    for r in dist.values():
+        assert r["check_ok"] and r["efficiency_1gpu"] > 0 and r["predicted_total_s"] > 0
+    assert {tuple(r["shape"]) for r in runs if r["scheme"] == "sgemm_1gpu_shape"} == set(dist)
+    assert "ksplit(shape)" in bench.table({"runs": runs})
+    capsys.readouterr()
+    assert bench.main(["--explain", "--gpus", "2", "8", "--sizes", "32768",
+                       "--shapes", "1024x1024x1048576"]) == 0
+    text = capsys.readouterr().out
+    assert "chosen: summa on 2x4" in text and "chosen: ksplit on 8x1" in text
 
 
 # -- failure guard -----------------------------------------------------------------------------
