@@ -21,9 +21,10 @@ def _now() -> str:
 
 
 def default_out() -> Path:
-    """bench/results when run from a checkout (it exists), else ./sgemm-results."""
-    p = Path("bench") / "results"
-    return p if p.is_dir() else Path("sgemm-results")
+    """./sgemm-results.  Never bench/results: that directory holds only the
+    files the README and docs cite (sgemm/bench/claims.py), and a result
+    joins it by hand, with its claim (CONTRIBUTING.md)."""
+    return Path("sgemm-results")
 
 
 def _clean(x):
@@ -354,8 +355,7 @@ def add_arguments(p) -> None:
                    help="timed samples per point (default 20; fewer for points over "
                         f"{harness.POINT_BUDGET_S:.0f} s, at least {harness.MIN_REPEAT})")
     p.add_argument("--out", metavar="DIR",
-                   help="results directory (default bench/results if present, else "
-                        "./sgemm-results)")
+                   help="results directory (default ./sgemm-results)")
     p.add_argument("--json", action="store_true", help="print the results JSON on stdout")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--seed", type=int, default=None,

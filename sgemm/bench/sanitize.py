@@ -2,7 +2,7 @@
 synccheck, initcheck) on a boundary-heavy case set; write a log and a JSON
 summary; print a table.
 
-    python -m sgemm.bench.sanitize --out bench/results        # all four tools
+    python -m sgemm.bench.sanitize                            # all four tools, ./sgemm-results
     python -m sgemm.bench.sanitize --tools memcheck --quick   # one tool, fewer cases
     python -m sgemm.bench.sanitize --list                     # print the case set
     bash scripts/gpu_session.sh sanitize                      # the same, on a GPU machine
@@ -461,7 +461,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     from .bench import default_out
     ap.add_argument("--out", default=str(default_out()),
-                    help="results directory (default bench/results in a checkout)")
+                    help="results directory (default ./sgemm-results)")
     ap.add_argument("--name", default=None,
                     help="file base name (default sanitizer-<gpu>-<date>)")
     ap.add_argument("--tools", default=",".join(TOOLS))
