@@ -222,7 +222,7 @@ CLAIMS: tuple[Claim, ...] = (
           "per-rung tables)", (LADDER, "ladder-h200-2026-11-22-tflops.png"),
           "bash scripts/gpu_session.sh bench", ("README.md", "docs/kernels.md", "docs/bench.md"),
           note="tables redrawn by sgemm plot bench/results/ladder-h200-2026-11-22.json "
-          "--readme README.md"),
+          "--readme README.md --out sgemm-results (the plots go there)"),
     Claim("ladder-rung9", "Ladder rung 9 (`double_buffer`, the fastest FFMA rung) at 8192³: "
           "% of cuBLAS", (LADDER,), "bash scripts/gpu_session.sh bench",
           ("README.md", "docs/kernels.md"), _ladder_pct(9, 8192)),
@@ -230,7 +230,7 @@ CLAIMS: tuple[Claim, ...] = (
           ("ladder-seeds-h200-2026-11-22.json",), "bash scripts/gpu_session.sh seeds",
           ("docs/ladder-seeds.md",), note="table redrawn by sgemm plot "
           "bench/results/ladder-seeds-h200-2026-11-22.json --readme docs/ladder-seeds.md "
-          "--no-docs"),
+          "--no-docs --out sgemm-results"),
     Claim("profile-2048", "Nsight Compute metrics of every rung at 2048³",
           ("profile-ladder-2048-h200-2026-11-22.log",), "bash scripts/gpu_session.sh profile",
           ("docs/kernels.md",)),
