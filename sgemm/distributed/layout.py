@@ -353,3 +353,72 @@ def gemm_layout(m: int, n: int, k: int, grid: ProcessGrid, *, trans_a: bool = Fa
     if kb is None:
         kb = default_kb(k, grid)
     return GemmLayout(m, n, k, grid, mb, nb, kb, bool(trans_a), bool(trans_b))
+
+
+@dataclass(frozen=True)
+class KSplitLayout:
+    """A, B split along K over p ranks; C in mb-row blocks over a p x 1 grid."""
+    m: int
+    n: int
+    k: int
+    grid: ProcessGrid               # p x 1
+    mb: int                         # C rows per rank per chunk
+    trans_a: bool = False
+    trans_b: bool = False
+    a: BlockCyclic = field(init=False)
+    b: BlockCyclic = field(init=False)
+    c: BlockCyclic = field(init=False)
+    algorithm = "ksplit"
+
+    def __post_init__(self):
+        for name in ("m", "n", "k"):
+            _check_int(name, getattr(self, name), 0)
+        _check_int("mb", self.mb, 1)
+        if self.grid.npcol != 1:
+            raise ArgumentError(f"the K split runs on a p x 1 grid, got {self.grid}")
+        p = self.grid.size
+        rows, cols = ProcessGrid(p, 1), ProcessGrid(1, p)
+        m1, n1, ks = max(self.m, 1), max(self.n, 1), self.ks
+        a = (BlockCyclic((self.k, self.m), (ks, m1), rows) if self.trans_a
+             else BlockCyclic((self.m, self.k), (m1, ks), cols))
+        b = (BlockCyclic((self.n, self.k), (n1, ks), cols) if self.trans_b
+             else BlockCyclic((self.k, self.n), (ks, n1), rows))
+        c = BlockCyclic((self.m, self.n), (self.mb, n1), rows)
+        object.__setattr__(self, "a", a)
+        object.__setattr__(self, "b", b)
+        object.__setattr__(self, "c", c)
+
+    @property
+    def ks(self) -> int:
+        """K slice per rank (the last rank's may be shorter or empty)."""
+        return max(1, _cdiv(self.k, self.grid.size))
+
+    @property
+    def chunk(self) -> int:
+        """C rows per chunk (p x mb)."""
+        return self.grid.size * self.mb
+
+    @property
+    def nsteps(self) -> int:
+        return _cdiv(self.m, self.chunk) if self.m and self.n else 0
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.n * self.k
+
+    def k_range(self, rank: int) -> tuple[int, int]:
+        s = min(rank * self.ks, self.k)
+        return s, min(s + self.ks, self.k)
+
+    def local_shapes(self, rank: int) -> dict:
+        return {"a": self.a.local_shape(rank), "b": self.b.local_shape(rank),
+                "c": self.c.local_shape(rank)}
+
+
+def ksplit_layout(m: int, n: int, k: int, grid: ProcessGrid, *, trans_a: bool = False,
+                  trans_b: bool = False, mb: int | None = None) -> KSplitLayout:
+    """Descriptors for the K split on ``grid`` (p x 1).  mb default: one chunk."""
+    m, n, k = (_check_int(x, v, 0) for x, v in (("m", m), ("n", n), ("k", k)))
+    if mb is None:
+        mb = max(1, _cdiv(m, grid.size))
+    return KSplitLayout(m, n, k, grid, mb, bool(trans_a), bool(trans_b))

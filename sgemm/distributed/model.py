@@ -65,7 +65,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import ArgumentError
 from .grid import ProcessGrid, _factor_pairs
-from .layout import AxisCyclic, _cdiv, gemm_layout
+from .layout import AxisCyclic, _cdiv, gemm_layout, ksplit_layout
 
 TIE = 0.03
 KSPLIT_MARGIN = 0.10
@@ -206,7 +206,6 @@ class DistPlan:
         """The descriptors of A, B and C this plan runs on."""
         g = ProcessGrid(*self.grid)
         if self.algorithm == "ksplit":
-            from .ksplit import ksplit_layout
             return ksplit_layout(self.m, self.n, self.k, g, trans_a=self.trans_a,
                                  trans_b=self.trans_b, mb=self.mb)
         return gemm_layout(self.m, self.n, self.k, g, trans_a=self.trans_a,
