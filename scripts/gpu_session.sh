@@ -8,7 +8,7 @@
 #   seeds     the whole ladder on the seeds' shapes and odd sizes
 #             (bench/shapes/ladder-seeds.txt), against cuBLAS
 #   recheck   the best FFMA rung and `auto` against cuBLAS at 4096^3 and 8192^3,
-#             all four transposes of 4096^3 (issue 3's target), 30 samples
+#             all four transposes of 4096^3, 30 samples
 #   sanitize  python -m sgemm.bench.sanitize (compute-sanitizer, four tools) $SANITIZE_ARGS
 #   profile   `sgemm profile` on $PROFILE_RUNS (KERNEL:SIZE ...; default every
 #             ladder rung at 2048^3 and rung 9 at 4096^3)

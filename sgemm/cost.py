@@ -60,8 +60,8 @@ class Machine:
     host_per_launch: float = 4.5e-6
 
 
-# Defaults where no calibration exists: fractions of the FP32 peak in line
-# with the H100's calibration, rounded down (bench/results/ calibration file).
+# The rate of a config no calibration knows; the planner weighs such a
+# config only when it is the precision's own kernel.
 DEFAULT_RATE = Rate(0.5, 1, 4e-6, 0.85)
 
 

@@ -4,8 +4,8 @@ Why: the fast FFMA kernels read 16 bytes per load only when every column of
 an operand starts on a 16-byte boundary (``Problem.aligned``).  A call with
 an odd leading dimension (1023 x 1021 row-major, 4097 x 4093, any view with an
 odd row pitch) gets their scalar instantiations, which measured 0.80x cuBLAS
-at 1023x1025x1021 against 1.21x for 1024^3 (bench/results/
-suite-session3-h200-2026-11-22.json).  Copying A and B costs one read and one
+at 1023x1025x1021 against 1.21x for 1024^3 (H200, public suite,
+2026-11-22; `python bench/suite.py`).  Copying A and B costs one read and one
 write of each, which is small next to the GEMM when m, n and k are all large.
 
 How (all in one plan, stream-ordered, PDL between the launches):

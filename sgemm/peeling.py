@@ -5,8 +5,8 @@ work of the others at the cost of a full block, and it pushes the block
 count past what fits a wave: 1025 x 1023 is 40 tiles of 256x128 (one wave
 needs 3 K-slices of 341), 1024 x 1023 is 32 (4 slices of 256); 2049 x 2049
 is 9 x 17 = 153 tiles, two waves, where 2048 x 2048 is 128, one.  cuBLAS
-sizes like these ran at 0.80x (1023x1025x1021, bench/results/
-suite-session4-h200-2026-11-22.json).
+sizes like these ran at 0.80x (1023x1025x1021, H200 public suite,
+2026-11-22; `python bench/suite.py`).
 
 How: C is cut into the main block (m - rm) x (n - rn), whole 128-multiples
 plus whatever the dispatcher does with them, a bottom strip of rm <= 16
@@ -83,7 +83,7 @@ def wants_peel(prob: Problem, dev, precision: str = "ieee") -> bool:
     # The main block must fill a wave of unsplit 256x128 tiles by itself: at
     # 1025x1023 (32 tiles, 4 K-slices of 256) the peeled plan measured 84 us
     # against 79 us for the whole problem, though the model said 64 vs 73
-    # (bench/results/tune-peel-v1-h200-2026-11-22.json); at 2049^3 it gained.
+    # (H200, `sgemm tune` on both plans, 2026-11-22); at 2049^3 it gained.
     t = big.configs["large"]
     tiles = -(-(prob.m - rm) // t.BM) * -(-(prob.n - rn) // t.BN)
     if tiles < PEEL_MIN_WAVE * dev.sm_count:

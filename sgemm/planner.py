@@ -108,8 +108,8 @@ def db_tall_config(prob: Problem, dev: DeviceInfo) -> TileParams | None:
     wide along the small side ("wide" for small m, else "tall") in two
     k-groups with as many cluster blocks per tile as one wave holds; the 64x64
     "k2" tile in two k-groups and clusters of 2; "k2" in four k-groups alone.
-    Each k-group's slice >= 256 deep.  Measured (H200, tuner, bench/results/
-    tune-tall-*): 16384x64x4096 218 us on "wide" x 2 (k2 x 2: 245);
+    Each k-group's slice >= 256 deep.  Measured (H200, `sgemm tune` on the
+    three plans): 16384x64x4096 218 us on "wide" x 2 (k2 x 2: 245);
     12288x64x4096 187 us on k2 x 2 ("wide" x 2, 96 blocks: 216);
     8192x64x8192 233 us on k2 in four groups ("wide" x 3: 289).  None where
     the rule does not apply."""

@@ -170,8 +170,8 @@ class PreparedLaunch:
     the operand's new address) into the packed slots and calls
     cuLaunchKernelEx with them: no per-call conversion of 14 Python arguments
     and of the launch configuration, which cuda.core.launch does on every call
-    (H200 host, one run: 7.0 against 9.1 us a launch;
-    bench/results/suite-session8-driver-h200-2026-11-22.json, host rows).  A lock keeps two threads from interleaving the slot
+    (H200 host, one run: 7.0 against 9.1 us a launch; the host rows of
+    `python bench/suite.py`).  A lock keeps two threads from interleaving the slot
     writes and the launch (the driver copies the arguments during the call)."""
 
     __slots__ = ("kernel", "grid", "block", "smem", "args", "relocs", "_slots", "_params",

@@ -45,7 +45,7 @@ def test_compiles_without_spills(spec, arch, compiled):
 def test_resources_table_lists_every_instantiation():
     """docs/kernel-resources.md records registers and shared memory of every
     instantiation; a kernel or config added without regenerating it
-    (python scripts/resources.py) fails here."""
+    (python -m sgemm.bench.resources) fails here."""
     path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "kernel-resources.md")
     with open(path) as f:
         listed = {(cols[3].strip("` "), cols[4].strip())
