@@ -6,17 +6,54 @@
     p = sgemm.plan(a, b, c); p.execute()  # choose and compile once, run often
     sgemm.blas.sgemm("N", "T", m, n, k, 1.0, A, lda, B, ldb, 0.0, C, ldc)
 
-Importing needs no GPU; the first call compiles (and caches) what it runs.
+Importing needs no GPU and does no CUDA work: NumPy, cuda.core and the rest
+load on first use (docs/first-call.md).  The first call loads the prebuilt
+kernel it runs, or compiles (and caches) it.
 """
-from . import blas
-from .api import gemm, gemm_batched, matmul, plan
+import importlib as _importlib
+import importlib.util as _importlib_util
+import sys as _sys
+import types as _types
+
 from .errors import (ArgumentError, ArgumentTypeError, CompileError, DeviceError,
                      OutOfMemoryError, SgemmError)
-from .kernels.registry import KERNELS
-from .plan import Plan
 
 __version__ = "0.1.0"
 
 __all__ = ["gemm", "gemm_batched", "matmul", "plan", "Plan", "blas", "KERNELS",
            "SgemmError", "ArgumentError", "ArgumentTypeError", "CompileError",
            "DeviceError", "OutOfMemoryError", "__version__"]
+
+# Public names and the module defining each, imported on first access.
+_LAZY = {"gemm": "api", "gemm_batched": "api", "matmul": "api", "plan": "api",
+         "Plan": "plan", "KERNELS": "kernels.registry"}
+
+
+def __getattr__(name: str):
+    """``sgemm.gemm`` and the other public names on first use; any other
+    ``sgemm.<submodule>`` (``sgemm.blas``, ``sgemm.runtime``) is imported."""
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("_") and _importlib_util.find_spec(f"{__name__}.{name}"):
+        return _importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(_types.ModuleType):
+    """``sgemm.plan`` is the function: importing the submodule sgemm.plan
+    (which the import system then sets as this package's attribute) must not
+    replace it.  The module stays reachable as sys.modules["sgemm.plan"]."""
+
+    def __setattr__(self, name, value):
+        if name == "plan" and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

@@ -7,6 +7,7 @@
     sgemm plot RESULTS.json [--readme README.md] [--docs docs/kernels.md] [--out DIR]
     sgemm results [--check] [--root DIR]
     sgemm tune ...          (sgemm.tune.main)
+    sgemm warmup [--arch ARCH] [--shapes FILE | --kernels LIST] [--list]   (sgemm.warmup)
     sgemm --version         (``python -m sgemm ...`` is the same command)
 
 Errors a user can act on (no GPU, a bad size list, a missing tool) end with
@@ -179,6 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="change nothing; exit 1 if any generated text is out of date")
     rs.add_argument("--root", default=".", help="checkout root (default: current directory)")
     rs.set_defaults(fn=cmd_results)
+
+    from .warmup import add_arguments as warmup_arguments, run as warmup_run
+    w = sub.add_parser("warmup", help="compile ahead of time, in parallel, what first calls "
+                       "would (sgemm.warmup; docs/first-call.md)")
+    warmup_arguments(w)
+    w.set_defaults(fn=lambda args, argv: warmup_run(args))
 
     sub.add_parser("tune", help="autotune tile configurations (sgemm.tune)", add_help=False)
     return p

@@ -9,6 +9,13 @@ SHA-256 of the cubin, ptxas log) followed by the cubin.  A file that fails its
 checksum is treated as absent and rebuilt.  Writes go to a temporary file and
 ``os.replace`` it into place (atomic), under a per-key lock file, so processes
 that race on first use compile once and never see a half-written entry.
+
+Before the disk cache, ``compile_kernel`` looks in the prebuilt bundle that
+ships in the wheel (``sgemm.build`` writes it: entries in the same format
+under the same keys, plus an index naming the NVRTC version and sources
+digest it was built from).  A bundle of another NVRTC, sources or cache
+format is ignored as a whole; ``SGEMM_BUNDLE=0`` turns it off and
+``SGEMM_BUNDLE_DIR`` points elsewhere.  See docs/first-call.md.
 """
 from __future__ import annotations
 
@@ -50,6 +57,10 @@ CACHE_FORMAT = 2
 # with the least local memory is kept; a kernel that really spills costs two
 # extra compiles, once, on a cache miss.
 LOCAL_MEMORY_DRAWS = 3
+# The prebuilt kernels (sgemm/build.py): package data, read-only.
+BUNDLE_DIR = Path(__file__).resolve().parent.parent / "_bundle"
+BUNDLE_ENV = "SGEMM_BUNDLE"          # "0": never use the bundle
+BUNDLE_DIR_ENV = "SGEMM_BUNDLE_DIR"  # another bundle directory
 
 
 def cache_dir() -> Path:
@@ -166,6 +177,11 @@ def _read_entry(path: Path, key: str) -> Compiled | None:
         return None
 
 
+def read_entry(path: Path, key: str) -> Compiled | None:
+    """A cache (or bundle) entry, or None if missing, damaged or another key's."""
+    return _read_entry(path, key)
+
+
 def _meta_digest(meta: dict) -> str:
     """Checksum of the header itself (symbols, log, ...), so a damaged
     header is caught like a damaged cubin."""
@@ -190,6 +206,59 @@ def _write_entry(path: Path, c: Compiled) -> None:
         except OSError:
             pass
         raise
+
+
+def write_entry(path: Path, c: Compiled) -> None:
+    """Write an entry atomically (sgemm.build fills the bundle with these)."""
+    _write_entry(path, c)
+
+
+# ---- the prebuilt bundle --------------------------------------------------------------
+def bundle_dir() -> Path | None:
+    """$SGEMM_BUNDLE_DIR, else the package's _bundle; None when SGEMM_BUNDLE=0."""
+    if os.environ.get(BUNDLE_ENV, "1") in ("0", "off", "no"):
+        return None
+    env = os.environ.get(BUNDLE_DIR_ENV)
+    return Path(env) if env else BUNDLE_DIR
+
+
+_bundles: dict[str, frozenset] = {}
+
+
+def bundle_keys(path: Path | None = None) -> frozenset:
+    """Keys the bundle at ``path`` (default bundle_dir()) holds; empty when
+    there is none or when it was built by another NVRTC, from other sources
+    or for another cache format (its keys could not match anyway: this only
+    saves looking).  Read once per directory."""
+    path = path if path is not None else bundle_dir()
+    if path is None:
+        return frozenset()
+    keys = _bundles.get(str(path))
+    if keys is None:
+        keys = frozenset()
+        try:
+            idx = json.loads((path / "index.json").read_text())
+            if (idx.get("cache_format") == CACHE_FORMAT
+                    and idx.get("nvrtc") == "%d.%d" % nvrtc_version()
+                    and idx.get("sources") == sources_digest()):
+                keys = frozenset(idx["entries"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+        _bundles[str(path)] = keys
+    return keys
+
+
+def bundled(key: str) -> Compiled | None:
+    """The bundle's entry for a cache key, or None."""
+    path = bundle_dir()
+    if path is None or key not in bundle_keys(path):
+        return None
+    return _read_entry(path / f"{key}.cubin", key)
+
+
+def forget_bundle() -> None:
+    """Read the bundle's index again on next use (after a build)."""
+    _bundles.clear()
 
 
 class _FileLock:
@@ -269,7 +338,8 @@ def _local_memory(c: Compiled) -> tuple[int, int]:
 
 def compile_kernel(source_file: str, name_expression: str, arch: str,
                    extra: tuple[str, ...] = (), use_cache: bool = True) -> Compiled:
-    """Cached compile: memory, then disk, then NVRTC.  Thread- and process-safe."""
+    """Cached compile: memory, then the bundle, then disk, then NVRTC.
+    Thread- and process-safe."""
     debug = debug_enabled()
     key = cache_key(source_file, name_expression, arch, extra, debug)
     hit = _memory.get(key)
@@ -280,7 +350,9 @@ def compile_kernel(source_file: str, name_expression: str, arch: str,
         if hit is not None:
             return hit
         path = cache_dir() / f"{key}.cubin"
-        c = _read_entry(path, key) if use_cache else None
+        c = bundled(key) if use_cache else None
+        if c is None and use_cache:
+            c = _read_entry(path, key)
         if c is None and use_cache:
             try:
                 with _FileLock(cache_dir() / f"{key}.lock"):
