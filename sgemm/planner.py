@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from . import cost
 from .kernels import registry
+from .launches import splitk_geometry
 from .kernels import schemes as S
 from .kernels.params import TileParams
 from .errors import ArgumentError
@@ -179,8 +180,8 @@ def _splits(prob: Problem, p: TileParams, dev: DeviceInfo) -> list[int]:
     acc = acc_slice(prob, dev)
     out = []
     for s in SPLITS:
-        if s > 1 and (prob.k < s * MIN_SLICE
-                      or 4 * s * prob.m * prob.n > cost.WORKSPACE_MAX_BYTES):
+        if s > 1 and (prob.k < s * MIN_SLICE or 4 * splitk_geometry(
+                prob, p.replace(split_k=s))["floats"] > cost.WORKSPACE_MAX_BYTES):
             continue
         # past 8 waves of blocks only the first split that is accurate enough
         if tiles * s > 8 * dev.sm_count and out and math.ceil(prob.k / out[-1]) <= acc:

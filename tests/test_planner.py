@@ -88,3 +88,16 @@ def test_explain_lists_the_models_candidates(monkeypatch):
     assert times == sorted(times)
     first = ex["candidates"][0]
     assert (first["kernel"], first["params"]) == (ex["kernel"], ex["params"])
+
+
+@pytest.mark.parametrize("m,n,k", [(4096, 5120, 20480), (5120, 4096, 20480), (8192, 4096, 16384)])
+def test_split_workspace_fits_the_cap(m, n, k):
+    """The split's workspace as the launches allocate it (slices rounded to
+    BK, a short last slice, m padded to 4) stays under the cap: 4096x5120x
+    20480 in tf32x3 once asked for 587 MB and raised."""
+    from sgemm import launches
+    for prec in ("ieee", "tf32x3"):
+        for c in planner.candidates(prob(m, n, k), H100, prec):
+            if cost.two_launch_split(c.spec, c.params):
+                g = launches.splitk_geometry(prob(m, n, k), c.params)
+                assert 4 * g["floats"] <= cost.WORKSPACE_MAX_BYTES, c.describe()
