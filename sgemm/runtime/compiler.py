@@ -51,7 +51,7 @@ CACHE_FORMAT = 2
 # 128 registers under __launch_bounds__(256, 2), came back with an 8-byte stack
 # frame and 4 to 20 bytes of spills in 6 of about 650 repeated compiles in one
 # process (none in 120 first compiles of fresh processes) -- the compile check
-# that failed one CI run of two (issue 24).  The disk cache keeps whatever draw
+# that failed one CI run of two.  The disk cache keeps whatever draw
 # it gets for good.  So a compile whose ptxas report shows local memory (spills
 # or a stack frame) is drawn again, up to this many times in all, and the draw
 # with the least local memory is kept; a kernel that really spills costs two

@@ -1,4 +1,4 @@
-"""The PyTorch integration's benchmark (issue 21's targets).
+"""The PyTorch integration's benchmark (the targets: a training step and the eager cost per call).
 
     python -m sgemm.torch.bench --out torch-bench.json [--precision tf32x3]
 
