@@ -419,16 +419,23 @@ def gemm_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, str
     return p, p.execute()
 
 
+def _gemm_like(tag, uncached, args):
+    """``gemm`` and ``gemm_batched``: plain scalars and flags go through the
+    cache, anything else takes the uncached path (which names it)."""
+    a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream = args
+    if not (type(alpha) in _SCALARS and type(beta) in _SCALARS and type(trans_a) is bool
+            and type(trans_b) is bool and plain(kernel, precision)):
+        return _bypass(uncached, args)
+    return call(tag, (a, b) if c is None else (a, b, c),
+                (float(alpha), float(beta), trans_a, trans_b, kernel, precision),
+                stream, uncached, args)
+
+
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
          kernel="auto", precision=None, stream=None):
     """``sgemm.gemm`` with a plan cache (same arguments, same result)."""
-    args = (a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream)
-    if not (type(alpha) in _SCALARS and type(beta) in _SCALARS and type(trans_a) is bool
-            and type(trans_b) is bool and plain(kernel, precision)):
-        return _bypass(gemm_uncached, args)
-    return call("gemm", (a, b) if c is None else (a, b, c),
-                (float(alpha), float(beta), trans_a, trans_b, kernel, precision),
-                stream, gemm_uncached, args)
+    return _gemm_like("gemm", gemm_uncached, (a, b, c, alpha, beta, trans_a, trans_b,
+                                              kernel, precision, stream))
 
 
 def _batched_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream):
@@ -439,10 +446,5 @@ def _batched_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision,
 def gemm_batched(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
                  kernel="auto", precision=None, stream=None):
     """``sgemm.gemm_batched`` with a plan cache (same arguments, same result)."""
-    args = (a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream)
-    if not (type(alpha) in _SCALARS and type(beta) in _SCALARS and type(trans_a) is bool
-            and type(trans_b) is bool and plain(kernel, precision)):
-        return _bypass(_batched_uncached, args)
-    return call("gemm_batched", (a, b) if c is None else (a, b, c),
-                (float(alpha), float(beta), trans_a, trans_b, kernel, precision),
-                stream, _batched_uncached, args)
+    return _gemm_like("gemm_batched", _batched_uncached, (a, b, c, alpha, beta, trans_a,
+                                                          trans_b, kernel, precision, stream))
