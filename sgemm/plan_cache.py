@@ -241,12 +241,15 @@ def call(tag, xs, extra, stream, slow, args, ext=None):
         pc = shc = stc = None
     if devb != dev:
         return _bypass(slow, args)
-    if kind == TORCH:
-        s = _tcur(dev).cuda_stream if stream is None else None
-    elif _getdev() != dev:          # CuPy allocates and streams on the current device
-        return _bypass(slow, args)
-    else:
-        s = _cur_stream().ptr if stream is None else None
+    try:
+        if kind == TORCH:
+            s = _tcur(dev).cuda_stream if stream is None else None
+        elif _getdev() != dev:      # CuPy allocates and streams on the current device
+            return _bypass(slow, args)
+        else:
+            s = _cur_stream().ptr if stream is None else None
+    except Exception:               # no driver or no device: the uncached path checks
+        return _bypass(slow, args)  # the arguments first, then says so
     if s is None:
         try:
             s = launcher.stream_handle(stream)

@@ -612,3 +612,21 @@ def test_eviction_keeps_working(monkeypatch):
         close(sgemm.gemm(a, b), ref(a.get(), b.get()))
     assert len(plan_cache._entries) <= 8
     assert plan_cache.stats["hits"] == 19
+
+
+def test_no_driver_takes_the_uncached_path(monkeypatch):
+    """CuPy installed on a machine without a driver: asking for the current
+    device raises; the call must still reach the uncached path, which checks
+    the arguments first (so a bad argument gets its ArgumentError)."""
+    import numpy as np
+    from sgemm import plan_cache
+
+    def broken():
+        raise RuntimeError("cudaErrorInsufficientDriver")
+    calls = []
+    monkeypatch.setattr(plan_cache, "_cp", object())
+    monkeypatch.setattr(plan_cache, "_getdev", broken)
+    a = np.ones((4, 4), np.float32)
+    out = plan_cache.call("gemm", (a, a), (), None,
+                          lambda *x: (calls.append(x), (None, "uncached"))[1], (1,))
+    assert out == "uncached" and calls == [(1,)]
