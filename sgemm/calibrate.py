@@ -57,7 +57,7 @@ def points(rows: list[dict]):
             yield prob, spec, p, c["gpu_ms"] * 1e-3
 
 
-def _features(pts, dev: DeviceInfo, bw: float):
+def _features(pts, dev: DeviceInfo, bw: float, machine: cost.Machine):
     """Per point what the grid search needs: blocks, flops per block, blocks
     per SM, aligned, memory and reduction seconds."""
     out = []
@@ -67,7 +67,7 @@ def _features(pts, dev: DeviceInfo, bw: float):
         s = cost.split_of(spec, p)
         ab, outb = cost.dram_bytes(prob, s, two)
         mem = (ab / bw, outb / bw)
-        red = (4.0 * (s + 1) * prob.m * prob.n * prob.batch / bw + 1.5e-6 * prob.batch) if two else 0.0
+        red = cost.reduction_time(prob, s, bw, machine) if two else 0.0
         out.append((blocks, flops, cost.resident(spec, p, dev), spec.aligned_for(prob), mem, red, t))
     return out
 
@@ -123,7 +123,7 @@ def fit(rows: list[dict], dev: DeviceInfo, machine: cost.Machine | None = None
     for key, pts in groups.items():
         if len(pts) < MIN_POINTS:
             continue
-        rates[key], errs[key] = fit_config(_features(pts, dev, bw), dev)
+        rates[key], errs[key] = fit_config(_features(pts, dev, bw, machine), dev)
     return cost.Calibration(dev.name, machine, rates, dev.clock_khz, "fit"), errs
 
 

@@ -230,6 +230,13 @@ def memory_time(prob: Problem, s: int, two_launch: bool, bw: float, store: float
     return ab / (bw * mem) + out / (bw * store)
 
 
+def reduction_time(prob: Problem, s: int, bw: float, machine: Machine) -> float:
+    """Split-K's second launch: the S slices read, C read (beta != 0) and
+    written, one dependent launch per batch entry."""
+    return (4.0 * (s + 1 + (prob.beta != 0)) * prob.m * prob.n * prob.batch / bw
+            + machine.launch_gap * prob.batch)
+
+
 def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
             cal: Calibration, regs: int | None = None) -> dict:
     """Predicted seconds (``total``) and its parts, for explain()."""
@@ -245,10 +252,7 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     comp = compute_time(blocks, flops, per_sm, dev.sm_count, F, min(r.q_sat, per_sm), r.t0)
     mem = memory_time(prob, s, two, bw, 1.0 if spec.aligned_for(prob) else r.store, r.mem)
     n_launch = (1 + prob.batch) if two else 1
-    red = 0.0
-    if two:
-        red = (4.0 * (s + 1 + (prob.beta != 0)) * prob.m * prob.n * prob.batch
-               / bw + cal.machine.launch_gap * prob.batch)
+    red = reduction_time(prob, s, bw, cal.machine) if two else 0.0
     gpu = max(comp, mem) + red
     host = cal.machine.host_base + cal.machine.host_per_launch * (n_launch - 1)
     return {"total": max(gpu, host), "gpu": gpu, "compute": comp, "memory": mem,
