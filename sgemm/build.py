@@ -13,8 +13,8 @@ holds, for each arch,
 
 * every named config of every registered kernel (what ``kernel=NAME`` and
   the planner's tile lists use);
-* the params the schemes' size rules make beyond the named configs: gemv
-  strips widened to 64/128, db_cluster's "k4" tile in clusters of 1-8 and
+* the params the schemes' size rules make beyond the named configs:
+  db_cluster's "k4" tile in clusters of 1-8 and
   its tall/wide plans (``schemes.choose_db_cluster``, ``planner.db_tall_config``);
 * every entry of a shipped tuned table for that arch;
 * the utility kernels the schemes launch: split-K reduction (both), the pack
@@ -90,11 +90,7 @@ def _cc(arch: str) -> int:
 def _scheme_params(spec):
     """Params the schemes' size rules give beyond the spec's named configs."""
     from .kernels import schemes as S
-    if spec.name == "gemv":           # choose_gemv widens the 32-row strip to 64 or 128
-        for p in spec.configs.values():
-            for rb in (32, 64, 128):
-                yield p.replace(**({"BN": rb} if p.BM <= S.GEMV_MAX_SMALL else {"BM": rb}))
-    elif spec.name == "db_cluster":
+    if spec.name == "db_cluster":
         D = S.DB_CLUSTER_CONFIGS
         for cs in S.DB_CLUSTER_SIZES:  # choose_db_cluster, the occupancy query, db_tall_config
             yield D["k4"].replace(split_k=cs)

@@ -22,9 +22,10 @@ length of each accumulation chain (measured relative error ~1.8e-8 x
 sqrt(K slice) on N(0,1) data, H100), so candidates whose K slice is longer
 than ``acc_slice`` are dropped whenever a split candidate within the
 workspace cap exists.  The bar is FP32 GEMM as users get it: cuBLAS splits K
-itself where the output is small (its error on 288x26x189045 was 2.5x below
-ours at 3700-deep slices), so there slices stay <= 1024; on larger outputs
-<= 4096.  Splits keep slices >= ``MIN_SLICE`` deep.
+itself where its tiles do not fill the GPU (its error on 288x26x189045 was
+2.5x below ours at 3700-deep slices; on 32x16384x4096, 128 tiles of 128x128,
+2.6x below ours in one 4096-deep chain), so where the output has fewer
+128x128 tiles than SMs slices stay <= 1024; on larger outputs <= 4096.  Splits keep slices >= ``MIN_SLICE`` deep.
 
 Only configs the calibration knows are considered (an uncalibrated config
 has no rate to predict with); the precision's own kernel is always there.
@@ -48,7 +49,7 @@ from .runtime.device import DeviceInfo
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 MIN_SLICE = 128          # shallower slices cost more in reduction than they add in blocks
 ACC_SLICE = 4096         # longest FP32 accumulation chain (error ~1.8e-8 sqrt(slice) ~ 1.1e-6)
-ACC_SLICE_SMALL = 1024   # ... where the output has fewer 64x64 tiles than SMs
+ACC_SLICE_SMALL = 1024   # ... where the output has fewer 128x128 tiles than SMs
 FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide"),
               "tile": ("large", "medium", "small")}
 TC_TILES = {"tf32x3": {"tf32x3_wgmma_rs": ("large", "small"), "tf32x3_mma": ("large", "small")},
@@ -168,7 +169,13 @@ class Candidate:
 
 
 def _ok(spec: KernelSpec | None, dev: DeviceInfo) -> bool:
-    return spec is not None and dev.cc_int >= spec.min_cc and dev.arch in spec.archs
+    """The spec runs on dev.  ``archs`` are compile targets: a kernel built
+    for arch-specific ones only (sm_90a: wgmma, clusters) runs on those; any
+    other on every GPU its min_cc allows (sm_86 and sm_89 included, which
+    had no candidate at all when this asked for the arch in the list)."""
+    if spec is None or dev.cc_int < spec.min_cc:
+        return False
+    return dev.arch in spec.archs or not all(a.endswith("a") for a in spec.archs)
 
 
 def _splits(prob: Problem, p: TileParams, dev: DeviceInfo) -> list[int]:
@@ -191,8 +198,8 @@ def _splits(prob: Problem, p: TileParams, dev: DeviceInfo) -> list[int]:
 
 
 def acc_slice(prob: Problem, dev: DeviceInfo) -> int:
-    tiles64 = math.ceil(prob.m / 64) * math.ceil(prob.n / 64) * prob.batch
-    return ACC_SLICE_SMALL if tiles64 < dev.sm_count else ACC_SLICE
+    tiles128 = math.ceil(prob.m / 128) * math.ceil(prob.n / 128) * prob.batch
+    return ACC_SLICE_SMALL if tiles128 < dev.sm_count else ACC_SLICE
 
 
 def _base(prob: Problem, precision: str, dev: DeviceInfo) -> list[tuple[KernelSpec, TileParams]]:
@@ -282,7 +289,12 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
 
 
 def _slice(c: Candidate, prob: Problem) -> int:
-    return cost.geometry(c.spec, c.params, prob)[1]
+    """The longest FP32 accumulation chain the candidate runs: its K slice,
+    shortened where the kernel sums a slice in parallel parts (gemv)."""
+    kslice = cost.geometry(c.spec, c.params, prob)[1]
+    if c.spec.extra.get("scheme") == "gemv":
+        return S.gemv_chain(prob, c.params, kslice)
+    return kslice
 
 
 def _aligned_copy(prob: Problem) -> Problem:

@@ -125,20 +125,20 @@ def test_manifest_covers_the_planner(arch, manifest):
                     cannot.append((p, prec, str(e)))
                 if len(calls) == n:      # a tuned-table hit: what would the planner weigh?
                     planner.candidates(p, dev, prec)
-    assert weighed or arch in ("sm_86", "sm_89")   # no planner candidates there today
+    assert weighed
     missing = sorted((weighed | launched) - manifest)
     assert not missing, f"{len(missing)} kernels the planner may use are not bundled: {missing[:5]}"
-    # calls that cannot be planned are the tf32 large tile on 99 KiB archs
-    # (test_tf32_large_tile_on_99k_archs); anything else is a new failure
-    assert all("tf32" in e and arch in ("sm_86", "sm_89") for _, _, e in cannot), cannot[:3]
+    assert not cannot, cannot[:3]             # every call of the grid can be planned
 
 
-@pytest.mark.xfail(strict=True, reason="dispatch falls back to tf32(x3)_mma 'large' (110592 B "
-                   "of shared memory) on sm_86/sm_89, whose blocks get 101376 B: the call "
-                   "raises instead of taking 'small' (a dispatch bug, not the bundle's)")
 @pytest.mark.parametrize("arch", ["sm_86", "sm_89"])
 def test_tf32_large_tile_on_99k_archs(arch):
-    warmup.launched([prob(4096, 4096, 4096)], build.MODELS[arch], "tf32x3")
+    """sm_86/sm_89 blocks get 99 KiB of shared memory: the planner must weigh
+    their candidates (it once weighed none there and fell back to the 108 KiB
+    tf32x3_mma 'large' tile, which raised)."""
+    found = warmup.launched([prob(4096, 4096, 4096)], build.MODELS[arch], "tf32x3")
+    assert found and all(not s.can_implement(p, build.MODELS[arch].smem_optin)
+                         for s, p, *_ in found)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -305,6 +305,8 @@ def test_warmup_shapes_lists_what_the_calls_load(tmp_path, capsys):
 
 def test_warmup_kernels_and_bad_arch(capsys):
     items = warmup.named_items(["gemv_wide"], "sm_80")
-    assert len(items) == 24 and {i.kernel for i in items} == {"gemv_wide"}
+    from sgemm.kernels import schemes
+    distinct = len(set(schemes.GEMV_WIDE_CONFIGS.values()))
+    assert len(items) == 4 * distinct and {i.kernel for i in items} == {"gemv_wide"}   # 4 layouts
     with pytest.raises(SystemExit):
         warmup.main(["--arch", "ampere", "--list"])

@@ -58,9 +58,12 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 # Named configs whose code path the kernel's own choice does not reach
 # (KERNEL@CONFIG: that config, at the cluster size db_cluster_split gives):
 # four k-groups adding in parallel (k4), the 16x8 thread tiles, and k2 (two
-# k-groups on the pipelined loop).
+# k-groups on the pipelined loop); gemv's blocks for small sides 2, 4 and 8
+# (the edge extents reach only S = 1, 2 and 16), each run on every case's
+# layout, so both the k- and the row-contiguous loops of each.
 NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
-         "db_cluster@big")
+         "db_cluster@big", "gemv@m2r", "gemv@n4k", "gemv@m4r", "gemv@n8k", "gemv@m8r",
+         "gemv@n16k")
 
 
 # -- the case set -------------------------------------------------------------------------
@@ -134,7 +137,7 @@ def all_cases(quick: bool = False) -> list[dict]:
     cases = []
     for name in kernel_names():
         mine = base_cases() + EXTRA
-        if name in ("splitk", "auto"):
+        if name in ("splitk", "auto", "auto:tf32x3"):    # tf32x3's deep K: 3xTF32 split-K
             mine = mine + [DEEP_K]
         if quick:
             mine = mine[::3]

@@ -251,7 +251,11 @@ def split_slices(k: int, split_k: int, bk: int) -> tuple[int, int, int]:
     (two serial launches of nearly the whole K) where rounding down gives
     2 x 480 in one launch + 61; 1000 / 4 into 3 x 256 + 232 where down gives
     4 x 248 + 8 (rung 9 large at 1000^3 on the H200: 58.5 us against 83.7,
-    docs/notes/ffma-fast.md)."""
+    docs/notes/ffma-fast.md).  Rounding down may give more full slices than
+    asked for (up to twice as many: the workspace the geometry sizes grows with
+    them): 40896 / 64 by 32 is 67 x 608 + 160 where rounding up gave 63 x 640
+    + 576, whose remainder launch took as long as the 63 slices (44x18x40896
+    on the H100: 13.1 + 11.7 us)."""
     split_k = max(1, min(split_k, k))
     unit = max(bk, 4)
 
@@ -261,7 +265,7 @@ def split_slices(k: int, split_k: int, bk: int) -> tuple[int, int, int]:
 
     up = cut(math.ceil(k / split_k / unit) * unit)
     down = cut(max(unit, k // split_k // unit * unit))
-    if down[1] > split_k:           # more full slices than asked for: keep the split
+    if down[1] > 2 * split_k:
         return up
     return min(up, down, key=lambda g: (g[0] + g[2], g[1]))
 
@@ -285,7 +289,9 @@ def gemv_rules(p: TileParams) -> list[str]:
     need(p.BK % warps == 0, f"BK={p.BK} must split over the {warps} warps", why)
     if rb % warps == 0:
         rows = rb // warps
-        need(rows * s <= 32, f"(strip/warps)*S = {rows * s} accumulators: at most 32", why)
+        cap = 32 if p.threads > 256 else 64   # 512 threads leave 128 registers a thread
+        need(rows * s <= cap, f"(strip/warps)*S = {rows * s} accumulators: at most {cap} "
+             f"with {p.threads} threads", why)
         v = rb // 32
         need(v * s <= 64, f"(strip/32)*S = {v * s} accumulators: at most 64", why)
     if p.BK % warps == 0:
@@ -301,21 +307,40 @@ def gemv_smem(p: TileParams) -> int:
     return p.BK * s * F32 + (p.threads // 32) * rb * F32
 
 
-GEMV_SIZES = (1, 4, 16)
+GEMV_SIZES = (1, 2, 4, 8, 16)
 
 
-def _gemv_cfg(side: str, s: int) -> TileParams:
-    """16 warps per block (more loads in flight; 8 for S = 4, whose
-    accumulators need more than 128 registers a thread), the Y chunk as deep
-    as 32 KiB allows, capped at 2048."""
-    bk = min(2048, 32768 // (4 * s))
-    threads = 256 if s == 4 else 512
+def _gemv_cfg(side: str, s: int, kcont: bool) -> TileParams:
+    """The block for small side S and the big operand's layout.  The Y
+    chunk depths (256 to 2048 k-rows) are ones at which ptxas spills in no
+    layout on any arch (sm_80 to sm_90a; a config compiles for all eight
+    layouts): at some depths it gives a few of them an 8-20 byte stack
+    frame at 48-80 registers.
+
+    k-contiguous X (warp per row group, lanes along k): a 32-row strip; 16
+    warps (ROWS = 2 rows each) while the Y reads from shared memory stay at
+    most 4 per float4 of X (S / ROWS <= 4), else 8 warps (S = 16: ROWS = 4).
+    Row-contiguous X (lanes along rows, V = strip/32 rows each; warps split
+    k): V = 2 with 8 warps for S = 2 and 4, else V = 1 with 16 warps (a
+    config must also be legal in the k-contiguous layouts, which caps the
+    strip at 32 for S = 16; gemv_wide serves that case too).
+    Measured (H100, 13 skinny problems of a probe draw, seed 7, all four
+    layouts, unaligned): against the former rule (16 warps, strip widened to
+    64 or 128 when the strips alone filled 4 waves, S in 1, 4, 16) these
+    ran 1.0-2.3x faster; docs/notes/dispatch.md has the table."""
+    if kcont:
+        rb, threads = 32, (512 if s <= 8 else 256)
+        bk = 256 if s == 16 else 1024
+    else:
+        rb, threads, bk = {1: (32, 512, 1024), 2: (64, 256, 512), 4: (64, 256, 2048),
+                           8: (32, 512, 1024), 16: (32, 512, 256)}[s]
     if side == "m":
-        return TileParams(BM=s, BN=32, BK=bk, threads=threads)
-    return TileParams(BM=32, BN=s, BK=bk, threads=threads)
+        return TileParams(BM=s, BN=rb, BK=bk, threads=threads)
+    return TileParams(BM=rb, BN=s, BK=bk, threads=threads)
 
 
-GEMV_CONFIGS = {f"{side}{s}": _gemv_cfg(side, s) for side in ("m", "n") for s in GEMV_SIZES}
+GEMV_CONFIGS = {f"{side}{s}{'k' if kc else 'r'}": _gemv_cfg(side, s, kc)
+                for side in ("m", "n") for s in GEMV_SIZES for kc in (True, False)}
 
 
 def gemv_applies(prob: Problem) -> bool:
@@ -324,19 +349,22 @@ def gemv_applies(prob: Problem) -> bool:
 
 def choose_gemv(prob: Problem, sm_count: int = 132) -> TileParams:
     """Small side m (if m <= n) or n: the smallest S in GEMV_SIZES covering it
-    (a larger small side just gets more blocks); strip 32, widened to 64/128
-    when the strips alone give more than 4 waves of 1 block per SM."""
+    (a larger small side just gets more blocks), the block for the big
+    operand's layout (_gemv_cfg)."""
     side = "m" if prob.m <= prob.n else "n"
-    small, big = (prob.m, prob.n) if side == "m" else (prob.n, prob.m)
+    small = prob.m if side == "m" else prob.n
     s = next((x for x in GEMV_SIZES if x >= small), GEMV_SIZES[-1])
-    p = GEMV_CONFIGS[f"{side}{s}"]
-    strips = math.ceil(big / 32) * prob.batch
-    rb = 32
-    for cand in (64, 128):
-        if strips * 32 // cand >= 4 * sm_count and not gemv_rules(
-                p.replace(**({"BN": cand} if side == "m" else {"BM": cand}))):
-            rb = cand
-    return p.replace(**({"BN": rb} if side == "m" else {"BM": rb}))
+    return GEMV_CONFIGS[f"{side}{s}{'r' if x_rows_contiguous(prob) else 'k'}"]
+
+
+def gemv_chain(prob: Problem, p: TileParams, kslice: int) -> int:
+    """Longest sequential FP32 accumulation in a gemv block over a K slice:
+    k-contiguous X sums each lane's K/32 terms, then a butterfly over the
+    lanes; row-contiguous X splits k over the warps, then sums their
+    partials.  (The accuracy constraint weighs this, not the slice.)"""
+    if not x_rows_contiguous(prob):
+        return math.ceil(kslice / 32)
+    return math.ceil(kslice / max(1, p.threads // 32))
 
 
 GEMV = KernelSpec(
@@ -360,6 +388,16 @@ def _reduce_spec(vec: bool) -> KernelSpec:
 
 REDUCE_VEC = _reduce_spec(True)
 REDUCE_SCALAR = _reduce_spec(False)
+REDUCE_GROUPS, REDUCE_GROUPED_FROM = 8, 16   # 32_splitk_reduce.cu: G = 8 threads an
+                                             # element group once S >= 16 slices
+
+
+def reduce_grid(m: int, n: int, slices: int, vec: bool) -> tuple[int, int, int]:
+    """The reduction's grid: one x block per 256 / G (row group, column)
+    pairs, G as the kernel derives it from the slice count."""
+    per_block = 256 // (REDUCE_GROUPS if slices >= REDUCE_GROUPED_FROM else 1)
+    groups = math.ceil(m / (4 if vec else 1)) * n
+    return (max(1, math.ceil(groups / per_block)), 1, 1)
 UTILITY_SPECS = [REDUCE_VEC, REDUCE_SCALAR]
 
 # ---- fused split-K (34_splitk_fused.cu) and gemv_wide: shared launch convention ----
