@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .kernels.params import TileParams
+from .kernels.schemes import split_slices
 from .kernels.spec import KernelSpec
 from .problem import Problem
 from .runtime.device import DeviceInfo
@@ -173,13 +174,17 @@ def two_launch_split(spec: KernelSpec, p: TileParams) -> bool:
 
 
 def geometry(spec: KernelSpec, p: TileParams, prob: Problem) -> tuple[int, int, float]:
-    """(blocks, K slice depth, flops per block)."""
+    """(blocks, K slice depth, flops per block).  A two-launch split's first
+    launch: its full slices (tail_depth gives the shorter one after them)."""
     s = split_of(spec, p)
     gx, gy, gz = spec.grid(prob, p.replace(split_k=1) if not spec.extra.get("cluster") else p)
     blocks = gx * gy * gz
-    if not spec.extra.get("cluster"):
-        blocks *= s
     kslice = math.ceil(prob.k / s)
+    if two_launch_split(spec, p):
+        kslice, full, _ = split_slices(prob.k, s, p.BK)
+        blocks *= full
+    elif not spec.extra.get("cluster"):
+        blocks *= s
     if spec.extra.get("scheme") == "gemv":
         flops = 2.0 * prob.m * prob.n * prob.k * prob.batch / max(blocks, 1)
     else:
@@ -250,8 +255,15 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     two = two_launch_split(spec, p)
     s = split_of(spec, p)
     comp = compute_time(blocks, flops, per_sm, dev.sm_count, F, min(r.q_sat, per_sm), r.t0)
+    tail = 0
+    if two:             # the slices written and read back: full ones and the shorter last
+        _, full, tail = split_slices(prob.k, s, p.BK)
+        s = full + (tail > 0)
+    if tail:            # the shorter last slice: one more launch, after the full ones
+        comp += compute_time(blocks // full, flops * tail / kslice, per_sm, dev.sm_count, F,
+                             min(r.q_sat, per_sm), r.t0) + cal.machine.launch_gap
     mem = memory_time(prob, s, two, bw, 1.0 if spec.aligned_for(prob) else r.store, r.mem)
-    n_launch = (1 + prob.batch) if two else 1
+    n_launch = (1 + prob.batch + (prob.batch if tail else 0)) if two else 1
     red = reduction_time(prob, s, bw, cal.machine) if two else 0.0
     gpu = max(comp, mem) + red
     host = cal.machine.host_base + cal.machine.host_per_launch * (n_launch - 1)

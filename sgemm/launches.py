@@ -9,7 +9,6 @@ a workspace of partial tiles and per-tile counters.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,7 +148,7 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
     entry in turn (the workspace is reused; launches are stream-ordered)."""
     if scheme != "splitk":
         raise ValueError(f"scheme {scheme!r} has no special launches")
-    from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC
+    from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC, reduce_grid
     geo = [splitk_geometry(p, params) for p in problems]
     need_floats = max(g["floats"] for g in geo)
     owner, ws = allocate_workspace(need_floats, dev.id)
@@ -189,8 +188,7 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
             rspec = REDUCE_VEC if vec else REDUCE_SCALAR
             rp = rspec.configs["default"]
             kr = launcher.get_kernel(rspec, rp, False, False, False, dev)
-            v = 4 if vec else 1
-            grid = (math.ceil(prob.m / (256 * v)), min(prob.n, 65535), 1)
+            grid = reduce_grid(prob.m, prob.n, g["slices"], vec)
             args = (np.int32(prob.m), np.int32(prob.n), np.int32(g["slices"]), ws, ldw, sw,
                     np.float32(prob.alpha), np.float32(prob.beta), c0, prob.ldc)
             out.append(Launch(kr, grid, 256, 0, args, role="epilogue"))

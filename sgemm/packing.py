@@ -143,7 +143,7 @@ def pack_launches(prob: Problem, dev, spec, params):
     multiples of 4) on the aligned copies, then the epilogue."""
     from .launches import (WorkspaceLaunch, allocate_workspace, direct_launches,
                            scheme_for, scheme_launches)
-    from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC
+    from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC, reduce_grid
     from .kernels.utility import PACK
     from .runtime import launcher
 
@@ -176,8 +176,9 @@ def pack_launches(prob: Problem, dev, spec, params):
         for rows, cols, src, ld, ldd, cpad, off in jobs + jobs[:1] * (2 - len(jobs)):
             args += [np.int32(rows), np.int32(cols), src, ld, ws + 4 * off, ldd,
                      np.int32(cpad)]
-        grid = (math.ceil(max(j[4] for j in jobs) / 1024), min(max(j[5] for j in jobs), 65535),
-                len(jobs))
+        # blocks stride over each panel's float4 groups: two waves of 8 blocks an SM at most
+        groups = max(j[4] // 4 * j[5] for j in jobs)
+        grid = (max(1, min(math.ceil(groups / 256), 16 * dev.sm_count)), 1, len(jobs))
         kp = launcher.get_kernel(PACK, PACK.configs["default"], False, False, False, dev)
         out.append(WL(kp, grid, 256, 0, tuple(args), role="copy", workspace=owner))
     if c_direct:
@@ -193,7 +194,7 @@ def pack_launches(prob: Problem, dev, spec, params):
     vec = prob.c % 16 == 0 and prob.ldc % 4 == 0
     rspec = REDUCE_VEC if vec else REDUCE_SCALAR
     kr = launcher.get_kernel(rspec, rspec.configs["default"], False, False, False, dev)
-    grid = (math.ceil(prob.m / (256 * (4 if vec else 1))), min(prob.n, 65535), 1)
+    grid = reduce_grid(prob.m, prob.n, int(slices), vec)
     args = (np.int32(prob.m), np.int32(prob.n), slices, w, ldw, sw,
             np.float32(prob.alpha), np.float32(prob.beta), prob.c, prob.ldc)
     # the last launch holds the workspace too (there may be no copy launch)

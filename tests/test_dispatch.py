@@ -369,7 +369,7 @@ def test_split_slices(k, split, bk):
     kc, full, rem = schemes.split_slices(k, split, bk)
     assert kc % max(bk, 4) == 0 and kc > 0
     assert full * kc + rem == k and 0 <= rem < kc
-    assert full + (rem > 0) <= max(split, 1) + 1
+    assert full + (rem > 0) <= 2 * max(split, 1) + 1
     g = dispatch.splitk_geometry(prob(100, 30, k), schemes.SPLITK_CONFIGS["large"].replace(
         split_k=split, BK=bk))
     assert g["ldw"] % 4 == 0 and g["ldw"] >= 100
@@ -382,10 +382,13 @@ def test_split_slices_keep_the_remainder_short():
     assert schemes.split_slices(1021, 2, 32) == (480, 2, 61)
     assert schemes.split_slices(1000, 4, 8) == (248, 4, 8)
     assert schemes.split_slices(65536, 64, 8) == (1024, 64, 0)
+    assert schemes.split_slices(40896, 64, 32) == (608, 67, 160)   # not 63 x 640 + 576
     for k in range(1, 3000, 7):
         for split in (2, 3, 4, 8, 16):
             kc, full, rem = schemes.split_slices(k, split, 16)
-            assert full * kc + rem == k and 0 <= rem < kc and full <= max(split, 1)
+            assert full * kc + rem == k and 0 <= rem < kc and full <= 2 * max(split, 1)
+            up = -(-k // split // 16) * 16 if k >= split else 16
+            assert kc + rem <= up + (k - k // up * up)      # never deeper than rounding up
 
 
 def test_splitk_factor_bounds():

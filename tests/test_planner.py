@@ -101,3 +101,46 @@ def test_split_workspace_fits_the_cap(m, n, k):
             if cost.two_launch_split(c.spec, c.params):
                 g = launches.splitk_geometry(prob(m, n, k), c.params)
                 assert 4 * g["floats"] <= cost.WORKSPACE_MAX_BYTES, c.describe()
+
+
+def test_outputs_that_do_not_fill_the_gpu_keep_chains_short():
+    """32x16384x4096 (128 tiles of 128x128 on 132 SMs) in one 4096-deep
+    chain measured 2.6x cuBLAS's error on the H100: its chains stay <= 1024."""
+    for p in (prob(16384, 32, 4096), prob(32, 16384, 4096)):
+        assert planner.acc_slice(p, H100) == planner.ACC_SLICE_SMALL
+        for prec in ("ieee", "tf32x3"):
+            c = planner.candidates(p, H100, prec)[0]
+            assert planner._slice(c, p) <= planner.ACC_SLICE_SMALL, c.describe()
+    assert planner.acc_slice(prob(4096, 4096, 4096), H100) == planner.ACC_SLICE
+
+
+def test_gemv_chains_are_the_slice_over_its_parallel_parts():
+    from sgemm.kernels import schemes
+    kcont = prob(50257, 2, 5120, ta=True)          # small n, A read along k
+    rcont = prob(50257, 2, 5120, ta=False)         # small n, A read along rows
+    assert not schemes.x_rows_contiguous(kcont) and schemes.x_rows_contiguous(rcont)
+    p = schemes.choose_gemv(kcont)
+    assert schemes.gemv_chain(kcont, p, 5120) == 160
+    q = schemes.choose_gemv(rcont)
+    assert schemes.gemv_chain(rcont, q, 5120) == math.ceil(5120 / (q.threads // 32))
+    # so a 5120-deep GEMV is not forced into a split by the 4096 cap
+    c = planner.candidates(kcont, H100, "ieee")[0]
+    assert c.spec.extra.get("scheme") == "gemv", c.describe()
+
+
+def test_gemv_blocks_cover_the_small_side_tightly():
+    from sgemm.kernels import schemes
+    for small, s in ((1, 1), (2, 2), (3, 4), (5, 8), (8, 8), (9, 16), (16, 16)):
+        p = schemes.choose_gemv(prob(4096, small, 4096, ta=True))
+        assert p.BN == s and not schemes.gemv_rules(p), (small, p)
+
+
+def test_a_shorter_last_slice_is_one_more_launch_in_the_model():
+    spec = registry.get("double_buffer")
+    p = spec.configs["medium"]
+    even, odd = prob(256, 256, 64 * 1024), prob(256, 256, 64 * 1024 + 5)
+    cal = cost.calibration(H100)
+    d_even = cost.predict(spec, p.replace(split_k=64), even, H100, cal)
+    d_odd = cost.predict(spec, p.replace(split_k=64), odd, H100, cal)
+    assert d_even["launches"] == 2 and d_odd["launches"] == 3
+    assert d_odd["compute"] > d_even["compute"]
