@@ -18,6 +18,8 @@
 #             details and SASS-level source counters
 #   suite     bench/suite.py over the public shapes (uses the tuned table above
 #             when the tune step ran)
+#   prebuild  python -m sgemm.build for this GPU's arch: the kernel bundle a
+#             wheel ships (first calls load it instead of compiling)
 #   judge     the random-problem judge (.judge/judge.py, a copy of
 #             ../shared/tools/judge.py) with a fresh seed, $JUDGE_ARGS;
 #             a second `judge` step writes judge-2.*, a third judge-3.*
@@ -106,6 +108,10 @@ for step in "$@"; do
       python3 bench/suite.py --out "$OUT/$name.json" ${SUITE_ARGS:-} 2>&1 \
         | tee "$OUT/$name.log" | tail -70
       summary+=("$name: $(grep -m1 -i geomean "$OUT/$name.log")") ;;
+    prebuild)
+      arch=$(python3 -c "from sgemm.runtime import device; print(device.info(0).arch)")
+      python3 -m sgemm.build --arch "$arch" -q 2>&1 | tee "$OUT/prebuild.log" | tail -2
+      summary+=("prebuild: $(tail -1 "$OUT/prebuild.log" | cut -c1-120)") ;;
     judge)
       j=1; while [[ -e "$OUT/judge-$j.json" ]]; do j=$((j + 1)); done
       python3 .judge/judge.py --out "$OUT/judge-$j.json" ${JUDGE_ARGS:-} 2>&1 \

@@ -135,7 +135,11 @@ def _torch():
     if torch is None or not hasattr(torch, "Tensor"):
         return False
     _T32, _TSTRIDED = torch.float32, torch.strided
-    _tcur, _tempty = torch.cuda.current_stream, torch.empty
+    # the raw handle of the current stream without building a torch Stream
+    # object (4.7 us a call on an H100 host, against ~0.3)
+    raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+    _tcur = raw if raw is not None else (lambda d: torch.cuda.current_stream(d).cuda_stream)
+    _tempty = torch.empty
     _TT = torch.Tensor
     return True
 
@@ -243,7 +247,7 @@ def call(tag, xs, extra, stream, slow, args, ext=None):
         return _bypass(slow, args)
     try:
         if kind == TORCH:
-            s = _tcur(dev).cuda_stream if stream is None else None
+            s = _tcur(dev) if stream is None else None
         elif _getdev() != dev:      # CuPy allocates and streams on the current device
             return _bypass(slow, args)
         else:

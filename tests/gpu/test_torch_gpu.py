@@ -1,14 +1,18 @@
 """sgemm.torch on the GPU: gradients against float64, opcheck, torch.compile
 without graph breaks, CUDA graph capture and replay, the caller's stream,
-the routing mode, and an MLP's loss curve against PyTorch FP32 (TF32 off).
+the routing mode, and an MLP's loss curve against float64 training, beside
+PyTorch FP32's (TF32 off).
 
 Nothing touches CUDA at import: torch is imported and the device checked in
 fixtures.  Tolerances: ``TOL`` below (max-norm relative error against a
-float64 product of the same inputs); the training test allows a relative
-loss difference of ``LOSS_RTOL`` at every step.  (On the CPU, the same
-training in float32 against float64 differs by at most 4.5e-5 relative:
-plain SGD, lr 0.1, 100 steps, loss 0.50 -> 0.094; with momentum the loss
-falls to 1e-5 and the relative difference grows to 2e-3, so no momentum.)
+float64 product of the same inputs).  The training test runs plain SGD at a
+learning rate where training is stable: at lr 0.1 this MLP's trajectory is
+chaotic (on the CPU a 3e-7 relative nudge to the initial weights moved a
+later loss by 39 %, and PyTorch's own CUDA FP32 run ended at 0.47 where the
+CPU's ended at 0.09), so no two FP32 runs agree and the test measured
+nothing.  At lr 0.03 the same nudge moves the curve by 2e-7, FP32 against
+float64 differs by 3e-6, and the test asks that sgemm's curve stay as close
+to float64's as PyTorch FP32's does (``LOSS_RTOL`` or 10x PyTorch's gap).
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ pytestmark = pytest.mark.gpu
 
 PRECISIONS = ["ieee", "tf32x3"]
 TOL = {"ieee": 2e-5, "tf32x3": 2e-5, "tf32": 5e-3}
-LOSS_RTOL = 1e-3
+LOSS_RTOL = 1e-4
 
 
 @pytest.fixture(scope="module")
@@ -217,28 +221,31 @@ def test_cuda_graph_forward_backward(torch, st, precision):
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
-def test_mlp_loss_curve_matches_torch_fp32(torch, st, fp32_torch, precision):
-    steps, sizes = 100, [64, 256, 256, 1]
+def test_mlp_loss_curve_matches_float64(torch, st, fp32_torch, precision):
+    steps, sizes, lr = 100, [64, 256, 256, 1], 0.03
     gen = torch.Generator(device="cuda").manual_seed(0)
     x = torch.randn(512, 64, device="cuda", generator=gen)
     y = torch.sin(x[:, :1] * 2) + 0.1 * x[:, 1:2]
 
-    def train(model):
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    def train(model, dtype=torch.float32):
+        opt = torch.optim.SGD(model.parameters(), lr=lr)
+        xs, ys = x.to(dtype), y.to(dtype)
         losses = []
         for _ in range(steps):
             opt.zero_grad(set_to_none=True)
-            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss = torch.nn.functional.mse_loss(model(xs), ys)
             loss.backward()
             opt.step()
             losses.append(loss.item())
         return losses
 
+    exact = train(_mlp(torch, sizes).double(), torch.float64)
     ref = train(_mlp(torch, sizes))
     ours = train(st.convert(_mlp(torch, sizes), precision=precision))
-    assert ref[-1] < 0.95 * ref[0]                      # it learns (torch FP32 went 0.511 -> 0.466 in 100 steps on an H100)
-    worst = max(abs(a - b) / abs(b) for a, b in zip(ours, ref))
-    assert worst < LOSS_RTOL, (worst, ours[:3], ref[:3], ours[-1], ref[-1])
+    assert exact[-1] < 0.8 * exact[0]                   # it learns (CPU: 0.50 -> 0.30)
+    gap = lambda run: max(abs(a - b) / abs(b) for a, b in zip(run, exact))  # noqa: E731
+    worst, torch_gap = gap(ours), gap(ref)
+    assert worst < max(LOSS_RTOL, 10 * torch_gap), (worst, torch_gap, ours[-1], exact[-1])
 
 
 def test_mode_routes_and_matches(torch, st, fp32_torch):
