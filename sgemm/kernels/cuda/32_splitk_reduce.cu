@@ -24,11 +24,11 @@ splitk_reduce(int M, int N, int S, const float* __restrict__ W, long long ldw,
               long long strideW, float alpha, float beta, float* __restrict__ C,
               long long ldc) {
     constexpr int V = VEC ? 4 : 1;
+    __shared__ float part[V][256];
+    sg::pdl_wait();
     const int G = S >= 16 ? 8 : 1;            // slice groups per element group
     const int E = 256 / G;                    // element groups per block
     const int eg = threadIdx.x % E, g = threadIdx.x / E;
-    __shared__ float part[V][256];
-    sg::pdl_wait();
     const long long mg = (M + V - 1) / V;
     const long long idx = (long long)blockIdx.x * E + eg;
     const bool live = idx < mg * N;
