@@ -99,6 +99,23 @@ def _torch(files, what: str):
     return value
 
 
+def _first_call(row: str):
+    def value(ev: Evidence) -> str:
+        for line in ev.text("first-call-h100-2026-11-25.log").splitlines():
+            if line.startswith(row):
+                return f"{float(line[len(row):].split()[0]):.0f} ms"
+        raise ValueError(f"no {row!r} line")
+    return value
+
+
+def _import_time():
+    def value(ev: Evidence) -> str:
+        t = [float(x.split()[0]) for x in ev.text("first-call-h100-2026-11-25.log").splitlines()
+             if x.endswith(" s import sgemm")]
+        return f"{max(t):.2f} s"
+    return value
+
+
 def _judge_errors(files):
     def value(ev: Evidence) -> str:
         bad = n = 0
@@ -224,6 +241,15 @@ CLAIMS: tuple[Claim, ...] = (
           JUDGE, "bash scripts/gpu_session.sh prebuild judge judge judge", ("README.md",
                                                                            "docs/first-call.md"),
           _judge_first(JUDGE, "ieee")),
+    Claim("first-call-4096", "First call in a fresh process with the bundle, CUDA context "
+          "already created: `sgemm.gemm` at 4096³ (most of it imports; later first calls of "
+          "new shapes in the same file)", ("first-call-h100-2026-11-25.log",),
+          "python bench/probes/first_call.py", ("README.md", "docs/first-call.md"),
+          _first_call("gemm 4096^3 first"),
+          note="after python -m sgemm.build --arch sm_90a, empty SGEMM_CACHE_DIR"),
+    Claim("import-time", "`python -c \"import sgemm\"` on the GPU machine, slowest of five",
+          ("first-call-h100-2026-11-25.log",), "/usr/bin/time python -c \"import sgemm\"",
+          ("README.md", "docs/first-call.md"), _import_time()),
     Claim("judge-eager-sgemm", "Host cost per call at 64³ in the judge's runs, "
           "`sgemm.gemm(a, b, c)` (median of the three)", JUDGE, _JUDGE_CMD, ("README.md",),
           _judge_eager(JUDGE, "sgemm.gemm(a, b, c)")),
