@@ -1,0 +1,89 @@
+"""Moduli, the exactness budget and Garner's constants (pure integer math).
+
+Moduli: pairwise coprime integers <= 256, largest first, so that symmetric
+residues (-p/2, p/2] fit int8 and the product P of N of them is as large as
+N bytes allow (P ~ 2^(8N - small)).
+
+Exactness: the integer product C' = A'B' is recovered exactly when every
+|C'_ij| < P/2.  With |A'_ik| < 2^alpha and |B'_kj| < 2^beta,
+|C'_ij| < K 2^(alpha+beta), so alpha + beta + log2(K) <= log2(P) - 1
+suffices.  The INT8 products themselves are exact in INT32 while
+K * 128 * 128 < 2^31, i.e. K <= 131071 per accumulation (longer K sums
+chunk results modulo p).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+MAX_MODULUS = 256
+INT32_K_MAX = (2 ** 31 - 1) // (128 * 128)      # 131071: exact INT32 accumulation
+
+
+@lru_cache(maxsize=None)
+def moduli(n: int) -> tuple[int, ...]:
+    """The n largest pairwise coprime integers <= 256, greedily from 256 down."""
+    if n < 1:
+        raise ValueError(f"moduli: n must be >= 1, got {n}")
+    out: list[int] = []
+    p = MAX_MODULUS
+    while len(out) < n and p > 1:
+        if all(math.gcd(p, q) == 1 for q in out):
+            out.append(p)
+        p -= 1
+    if len(out) < n:
+        raise ValueError(f"moduli: only {len(out)} pairwise coprime integers <= 256")
+    return tuple(out)
+
+
+def product(ms) -> int:
+    return math.prod(ms)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Bits of A' and B' (magnitudes below 2^alpha, 2^beta) for depth k."""
+    n: int
+    k: int
+    alpha: int
+    beta: int
+
+    @property
+    def bits(self) -> int:
+        return self.alpha + self.beta
+
+
+def budget(n: int, k: int) -> Budget:
+    """Split log2(P) - 1 - ceil(log2 k) bits between A' and B' (A' gets the
+    odd one).  Raises when fewer than 2 bits each would be left."""
+    if k < 1:
+        raise ValueError(f"budget: k must be >= 1, got {k}")
+    free = (product(moduli(n)) // 2).bit_length() - 1 - math.ceil(math.log2(k))
+    if free < 4:
+        raise ValueError(f"budget: {n} moduli leave {free} bits for k = {k}; use more moduli")
+    beta = free // 2
+    return Budget(n, k, free - beta, beta)
+
+
+@lru_cache(maxsize=None)
+def garner_inverses(ms: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """inv[l][j] = p_j^-1 mod p_l for j < l (Garner's constants)."""
+    return tuple(tuple(pow(ms[j], -1, ms[l]) for j in range(l)) for l in range(len(ms)))
+
+
+def symmetric(x: int, p: int) -> int:
+    """The representative of x mod p in [-p/2, p/2) (for p = 256 that is
+    int8's range, [-128, 127])."""
+    r = x % p
+    return r - p if r >= (p + 1) // 2 else r
+
+
+def mixed_radix_range(ms: tuple[int, ...]) -> tuple[int, int]:
+    """[lo, hi] of the integers Garner's symmetric digits represent: P
+    consecutive integers around 0.  C' must lie inside it."""
+    lo, w = 0, 1
+    for p in ms:
+        lo += -(p // 2) * w
+        w *= p
+    return lo, lo + w - 1

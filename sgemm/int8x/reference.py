@@ -1,0 +1,114 @@
+"""The integer engine's pipeline emulated exactly in NumPy (no GPU).
+
+    C = reference.gemm(a, b, n_moduli=8)             # float64 result
+    parts = reference.decompose(a, b, n_moduli=8)    # every intermediate
+
+Steps, each as a kernel will do it:
+
+1. exponents: mu_i for row i of A, nu_j for column j of B, so that
+   max|A_i.| 2^mu_i < 2^alpha (and B likewise, beta): budget() in moduli.py;
+2. A' = rint(A 2^mu), B' = rint(2^nu B): integers, |A'| <= 2^alpha;
+3. residues: A'_l = symmetric(A' mod p_l) as int8, B'_l likewise;
+4. C'_l = A'_l B'_l exactly (INT32 on the GPU; int64 here);
+5. Garner: symmetric mixed-radix digits v_l of C' from the C'_l mod p_l,
+   then C' = v_0 + p_0 (v_1 + p_1 (...)) evaluated in float64 (exact up to
+   2^53, then one rounding a step);
+6. C = C' 2^-(mu_i + nu_j), then alpha C + beta C_in.
+
+Accuracy comes from step 2 alone: each entry of a row of A is rounded to a
+multiple of 2^-mu_i, an absolute error of at most 2^(-alpha-1) of the
+row's largest magnitude (B: of the column's).  Rows or columns whose
+entries span a wide range lose the small entries' relative accuracy (the
+scaling is per row and column, not per entry).  Non-finite inputs have no
+integer form: decompose() raises, and the engine will send such calls to
+FP32 (docs/notes/int8x.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import moduli as M
+
+
+@dataclass
+class Parts:
+    ms: tuple
+    budget: M.Budget
+    mu: np.ndarray            # (m,) exponents of A's rows
+    nu: np.ndarray            # (n,) exponents of B's columns
+    a_int: np.ndarray         # (m, k) int64, |.| <= 2^alpha
+    b_int: np.ndarray         # (k, n) int64
+    a_res: list               # per modulus, (m, k) int8
+    b_res: list               # per modulus, (k, n) int8
+    c_res: list               # per modulus, (m, n) int64: the exact INT8 products
+    digits: list              # per modulus, (m, n) int64 mixed-radix digits
+
+
+def exponents(x: np.ndarray, axis: int, bits: int) -> np.ndarray:
+    """Per-row (axis=1) or per-column (axis=0) e with max|x| 2^e < 2^bits
+    (0 for an all-zero row or column)."""
+    amax = np.max(np.abs(x), axis=axis) if x.shape[axis] else np.zeros(x.shape[1 - axis])
+    _, e = np.frexp(amax)                     # amax = f 2^e, f in [0.5, 1)
+    return np.where(amax > 0, bits - e, 0).astype(np.int64)
+
+
+def to_integers(x: np.ndarray, e: np.ndarray, axis: int) -> np.ndarray:
+    scale = e[:, None] if axis == 1 else e[None, :]
+    return np.rint(np.ldexp(x.astype(np.float64), scale)).astype(np.int64)
+
+
+def residues(x_int: np.ndarray, p: int) -> np.ndarray:
+    r = np.mod(x_int, p)
+    return np.where(r >= (p + 1) // 2, r - p, r).astype(np.int8)
+
+
+def garner(c_res: list, ms: tuple) -> tuple[list, np.ndarray]:
+    """Symmetric mixed-radix digits of C' from its residues, and C' in
+    float64 by Horner's rule from the top digit."""
+    inv = M.garner_inverses(ms)
+    digits = []
+    for l, p in enumerate(ms):
+        t = np.mod(c_res[l], p)
+        for j in range(l):
+            t = np.mod((t - digits[j]) * inv[l][j], p)
+        digits.append(np.where(t >= (p + 1) // 2, t - p, t))
+    x = digits[-1].astype(np.float64)
+    for l in range(len(ms) - 2, -1, -1):
+        x = digits[l] + ms[l] * x
+    return digits, x
+
+
+def decompose(a: np.ndarray, b: np.ndarray, n_moduli: int = 8) -> Parts:
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"int8x: shapes {a.shape} and {b.shape} do not multiply")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("int8x: Inf or NaN in a or b has no integer form")
+    k = a.shape[1]
+    if k > M.INT32_K_MAX:
+        raise ValueError(f"int8x: k = {k} exceeds one exact INT32 accumulation "
+                         f"({M.INT32_K_MAX}); split K first")
+    ms = M.moduli(n_moduli)
+    bud = M.budget(n_moduli, max(k, 1))
+    mu = exponents(a, 1, bud.alpha)
+    nu = exponents(b, 0, bud.beta)
+    a_int, b_int = to_integers(a, mu, 1), to_integers(b, nu, 0)
+    a_res = [residues(a_int, p) for p in ms]
+    b_res = [residues(b_int, p) for p in ms]
+    c_res = [ar.astype(np.int64) @ br.astype(np.int64) for ar, br in zip(a_res, b_res)]
+    digits, _ = garner(c_res, ms)
+    return Parts(ms, bud, mu, nu, a_int, b_int, a_res, b_res, c_res, digits)
+
+
+def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, n_moduli: int = 8) -> np.ndarray:
+    """alpha a @ b + beta c through the integer pipeline, in float64."""
+    parts = decompose(a, b, n_moduli)
+    _, x = garner(parts.c_res, parts.ms)
+    out = np.ldexp(x, -(parts.mu[:, None] + parts.nu[None, :]))
+    out = alpha * out
+    if beta != 0.0 and c is not None:
+        out = out + beta * np.asarray(c, dtype=np.float64)
+    return out
