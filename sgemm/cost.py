@@ -174,8 +174,8 @@ def two_launch_split(spec: KernelSpec, p: TileParams) -> bool:
 
 
 def geometry(spec: KernelSpec, p: TileParams, prob: Problem) -> tuple[int, int, float]:
-    """(blocks, K slice depth, flops per block).  A two-launch split's first
-    launch: its full slices (tail_depth gives the shorter one after them)."""
+    """(blocks, K slice depth, flops per block).  For a two-launch split, its
+    first launch: the full slices (predict adds the shorter last one)."""
     s = split_of(spec, p)
     gx, gy, gz = spec.grid(prob, p.replace(split_k=1) if not spec.extra.get("cluster") else p)
     blocks = gx * gy * gz

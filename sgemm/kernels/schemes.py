@@ -324,10 +324,10 @@ def _gemv_cfg(side: str, s: int, kcont: bool) -> TileParams:
     k): V = 2 with 8 warps for S = 2 and 4, else V = 1 with 16 warps (a
     config must also be legal in the k-contiguous layouts, which caps the
     strip at 32 for S = 16; gemv_wide serves that case too).
-    Measured (H100, 13 skinny problems of a probe draw, seed 7, all four
-    layouts, unaligned): against the former rule (16 warps, strip widened to
-    64 or 128 when the strips alone filled 4 waves, S in 1, 4, 16) these
-    ran 1.0-2.3x faster; docs/notes/dispatch.md has the table."""
+    Chosen from every block forced on 13 skinny problems (H100, all four
+    layouts, unaligned: bench/results/gemv-configs-probe-h100-2026-11-25.json),
+    where the former rule's blocks ran up to 3.4x slower than the best one;
+    docs/notes/dispatch.md."""
     if kcont:
         rb, threads = 32, (512 if s <= 8 else 256)
         bk = 256 if s == 16 else 1024

@@ -9,8 +9,8 @@
 //
 // A thread owns V consecutive rows of one column (V = 4 with float4 when VEC:
 // W and C 16-byte aligned, ldw, strideW and ldc multiples of 4); the grid's x
-// runs over the flattened (row group, column) pairs, SPLITK_REDUCE_BLOCKS()
-// on the host.  With S >= 16 slices, G = 8 threads share an element group:
+// runs over the flattened (row group, column) pairs (schemes.reduce_grid
+// on the host).  With S >= 16 slices, G = 8 threads share an element group:
 // thread g sums slices [g*ceil(S/G), ...) in order, then thread 0 adds the G
 // partials in order g = 0..G-1 (still one fixed order).  One thread per
 // element walking all S slices (as first written) left small outputs latency-
