@@ -11,10 +11,12 @@ GEMM-oriented emulation of floating-point matrix multiplication using an
 integer modular technique" (arXiv 2504.08009); GEMMul8 (RIKEN) implements it
 unfused.  The code here is written from the method, not from theirs.
 
-Status: the GPU engine is not built.  This package holds what the kernels
-will take from the host (moduli, bit budgets, Garner constants: moduli.py)
-and an exact NumPy emulation of the whole pipeline (reference.py) that the
-kernels must match: every step but the scaling and the final conversion is
-integer arithmetic, so a correct INT8 GEMM reproduces it bit for bit.
-Nothing here touches CUDA; no public entry point uses it yet.
+Status: the engine is not built.  This package holds what the kernels take
+from the host (moduli, bit budgets, Garner constants: moduli.py), an exact
+NumPy emulation of the whole pipeline (reference.py) that the kernels must
+match -- every step but the scaling and the final conversion is integer
+arithmetic, so correct kernels reproduce it bit for bit -- and the
+conversion and reconstruction kernels' launches (device.py, 40_int8x.cu).
+The INT8 GEMM is missing; no public entry point uses any of it.  Importing
+this package touches no CUDA.
 """

@@ -1,5 +1,6 @@
 """Kernels that are not GEMMs: C <- beta*C for netlib's alpha == 0 / k == 0 case,
-and the pack copy of unaligned operands (sgemm/packing.py)."""
+the pack copy of unaligned operands (sgemm/packing.py), and the integer
+engine's conversion and reconstruction (sgemm/int8x/)."""
 from __future__ import annotations
 
 import math
@@ -27,4 +28,22 @@ PACK = KernelSpec(
     template_fields=(), configs={"default": TileParams(threads=256)}, plain=True,
 )
 
-UTILITY = [SCALE, PACK]
+
+def _int8x(name: str, function: str, title: str) -> KernelSpec:
+    """The integer engine's conversion and reconstruction kernels
+    (40_int8x.cu), for the default 8 moduli; launched by sgemm/int8x/device.py."""
+    return KernelSpec(id=-40, name=name, source="40_int8x.cu", function=function,
+                      title=title, seed="Ozaki scheme II (arXiv 2504.08009)",
+                      template_fields=(), configs={"default": TileParams(threads=256)},
+                      plain=True)
+
+
+INT8X_MODULI = 8
+INT8X_EXPONENTS = _int8x("int8x_exponents", "int8x_exponents",
+                         "per-row power-of-two exponents and a non-finite flag")
+INT8X_RESIDUES = _int8x("int8x_residues", f"int8x_residues<{INT8X_MODULI}>",
+                        "scaled integers to int8 residue planes, one per modulus")
+INT8X_GARNER = _int8x("int8x_garner", f"int8x_garner<{INT8X_MODULI}>",
+                      "residues of C' to FP32 (Garner), unscaled, alpha/beta")
+
+UTILITY = [SCALE, PACK, INT8X_EXPONENTS, INT8X_RESIDUES, INT8X_GARNER]
