@@ -40,7 +40,7 @@ def test_keys_unique_and_cited():
 
 def test_readme_values_are_one_number():
     ev = claims.Evidence(ROOT)
-    one = re.compile(r"^-?\d+(\.\d+)?( ?(×|%|µs|s))?$|^\d+ of \d+$")
+    one = re.compile(r"^-?\d+(\.\d+)?( ?(×|%|µs|ms|s))?$|^\d+ of \d+$")
     for c in claims.CLAIMS:
         if c.in_readme:
             assert one.match(c.value(ev)), (c.key, c.value(ev))
