@@ -31,13 +31,20 @@ def constants(n: int = U.INT8X_MODULI):
     return cupy.asarray(np.array(flat, np.int32))
 
 
+def _as_rows(x, axis: int):
+    """(rows, cols, row stride, column stride) in elements of the matrix whose
+    rows are x's rows (axis=1) or x's columns (axis=0)."""
+    st = [s // 4 for s in x.strides]
+    if axis == 1:
+        return x.shape[0], x.shape[1], st[0], st[1]
+    return x.shape[1], x.shape[0], st[1], st[0]
+
+
 def exponents(x, axis: int, bits: int):
     """(exponents per row (axis=1) or column (axis=0) of a 2-D float32 CuPy
     array, whether it holds Inf or NaN)."""
     import cupy
-    rows, cols = (x.shape[0], x.shape[1]) if axis == 1 else (x.shape[1], x.shape[0])
-    st = [s // 4 for s in x.strides]
-    sr, sc = (st[0], st[1]) if axis == 1 else (st[1], st[0])
+    rows, cols, sr, sc = _as_rows(x, axis)
     e = cupy.zeros(rows, cupy.int32)
     bad = cupy.zeros(1, cupy.int32)
     if rows:
@@ -52,9 +59,7 @@ def residues(x, e, axis: int, mods, ld: int | None = None):
     for axis=0) scaled by 2^e_r and reduced modulo each modulus."""
     import cupy
     n = U.INT8X_MODULI
-    rows, cols = (x.shape[0], x.shape[1]) if axis == 1 else (x.shape[1], x.shape[0])
-    st = [s // 4 for s in x.strides]
-    sr, sc = (st[0], st[1]) if axis == 1 else (st[1], st[0])
+    rows, cols, sr, sc = _as_rows(x, axis)
     ld = ld or -(-max(cols, 1) // 16) * 16
     out = cupy.empty((n, rows, ld), cupy.int8)
     total = rows * ld
