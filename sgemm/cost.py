@@ -181,7 +181,9 @@ def geometry(spec: KernelSpec, p: TileParams, prob: Problem) -> tuple[int, int, 
     blocks = gx * gy * gz
     kslice = math.ceil(prob.k / s)
     if two_launch_split(spec, p):
-        kslice, full, _ = split_slices(prob.k, s, p.BK)
+        kslice, full, rem = split_slices(prob.k, s, p.BK)
+        if not full:            # K shallower than one slice: the short one is all
+            kslice, full = rem, 1
         blocks *= full
     elif not spec.extra.get("cluster"):
         blocks *= s
@@ -259,6 +261,8 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     if two:             # the slices written and read back: full ones and the shorter last
         _, full, tail = split_slices(prob.k, s, p.BK)
         s = full + (tail > 0)
+        if not full:            # geometry already counts the one short slice
+            tail = 0
     if tail:            # the shorter last slice: one more launch, after the full ones
         comp += compute_time(blocks // full, flops * tail / kslice, per_sm, dev.sm_count, F,
                              min(r.q_sat, per_sm), r.t0) + cal.machine.launch_gap

@@ -144,3 +144,12 @@ def test_a_shorter_last_slice_is_one_more_launch_in_the_model():
     d_odd = cost.predict(spec, p.replace(split_k=64), odd, H100, cal)
     assert d_even["launches"] == 2 and d_odd["launches"] == 3
     assert d_odd["compute"] > d_even["compute"]
+
+
+def test_a_split_deeper_than_k_predicts_one_short_launch():
+    """K below one slice unit leaves no full slice (split_slices gives 0 full
+    and the whole K as the remainder): the model must not divide by it."""
+    spec = registry.get("double_buffer")
+    d = cost.predict(spec, spec.configs["medium"].replace(split_k=2), prob(64, 64, 7), H100,
+                     cost.calibration(H100))
+    assert d["total"] > 0 and d["launches"] == 2 and d["kslice"] == 7
