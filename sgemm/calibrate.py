@@ -30,6 +30,7 @@ STORES = (1.0, 0.6, 0.35, 0.2, 0.12)
 MEMS = (1.0, 0.7, 0.5, 0.35, 0.25)
 UNALIGNED = (0.45, 0.55, 0.65, 0.75, 0.85, 0.95, 1.0)
 MIN_POINTS = 4
+MIN_WARPS = 8          # per SM, two per scheduler, before a config reaches its rate
 
 
 def problem_of(canon: dict) -> Problem:
@@ -72,13 +73,18 @@ def _features(pts, dev: DeviceInfo, bw: float, machine: cost.Machine):
     return out
 
 
-def fit_config(feats, dev: DeviceInfo) -> tuple[cost.Rate, float]:
+def fit_config(feats, dev: DeviceInfo, threads: int = 256) -> tuple[cost.Rate, float]:
     """The grid point of (peak_frac, t0, q_sat, unaligned) with the least mean
-    squared log error; returns (rate, rms log error)."""
+    squared log error; returns (rate, rms log error).  q_sat is at least the
+    blocks that put MIN_WARPS warps on an SM: a sweep seldom times a config
+    at one block per SM, and a fit free to pick q_sat = 1 for a 4-warp block
+    predicted 256x64 tiles in 96 blocks at 87 us on 58x483x25351, which took
+    127 (H100, bench/results/skinny-probe-*.json)."""
     peak_sm = dev.fp32_peak_tflops() * 1e12 / dev.sm_count
     meas = np.log(np.array([f[6] for f in feats]))
     best = None
-    for q_sat in Q_SATS:
+    q_min = math.ceil(MIN_WARPS / max(1, threads // 32))
+    for q_sat in [q for q in Q_SATS if q >= q_min] or Q_SATS[-1:]:
         # compute time = A / F + B * t0, per point, for this q_sat
         A = np.zeros(len(feats))
         B = np.zeros(len(feats))
@@ -118,12 +124,13 @@ def fit(rows: list[dict], dev: DeviceInfo, machine: cost.Machine | None = None
     bw = machine.bw_frac * dev.dram_bandwidth_gbs() * 1e9
     groups = defaultdict(list)
     for pt in points(rows):
-        groups[cost.config_key(pt[1], pt[2])].append(pt)
+        groups[cost.config_key(pt[1], pt[2], pt[0])].append(pt)
     rates, errs = {}, {}
     for key, pts in groups.items():
         if len(pts) < MIN_POINTS:
             continue
-        rates[key], errs[key] = fit_config(_features(pts, dev, bw, machine), dev)
+        rates[key], errs[key] = fit_config(_features(pts, dev, bw, machine), dev,
+                                           pts[0][2].threads)
     return cost.Calibration(dev.name, machine, rates, dev.clock_khz, "fit"), errs
 
 

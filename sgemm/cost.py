@@ -31,13 +31,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .kernels.params import TileParams
-from .kernels.schemes import split_slices
+from .kernels.schemes import split_slices, x_rows_contiguous
 from .kernels.spec import KernelSpec
 from .problem import Problem
 from .runtime.device import DeviceInfo
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
-CALIBRATION_FORMAT = 1
+CALIBRATION_FORMAT = 2          # 2: gemv rates per inner loop (config_key)
 WORKSPACE_MAX_BYTES = 512 << 20     # split-K and pack workspaces: never more than this
 
 
@@ -66,11 +66,16 @@ class Machine:
 DEFAULT_RATE = Rate(0.5, 1, 4e-6, 0.85)
 
 
-def config_key(spec: KernelSpec, p: TileParams) -> str:
+def config_key(spec: KernelSpec, p: TileParams, prob: Problem | None = None) -> str:
     """Which measured rate a candidate uses: the spec and its tile shape
-    (split_k and cluster size excluded; they change the grid, not the loop)."""
+    (split_k and cluster size excluded; they change the grid, not the loop).
+    gemv blocks share one rate per inner loop, k- or row-contiguous big
+    operand: the same block streams 2.8 TB/s in one (1x32000x2560 NT, 116
+    us) and 1 TB/s in the other (16x4096x12288 NN, 203 us; H100,
+    bench/results/skinny-probe-*.json), so one rate for both fits neither."""
     if spec.extra.get("scheme") == "gemv":
-        return spec.name
+        rows = prob is not None and x_rows_contiguous(prob)
+        return f"{spec.name}:{'r' if rows else 'k'}"
     return f"{spec.name}:{p.BM}x{p.BN}x{p.BK}:{p.threads}"
 
 
@@ -247,7 +252,7 @@ def reduction_time(prob: Problem, s: int, bw: float, machine: Machine) -> float:
 def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
             cal: Calibration, regs: int | None = None) -> dict:
     """Predicted seconds (``total``) and its parts, for explain()."""
-    r = cal.rate(config_key(spec, p))
+    r = cal.rate(config_key(spec, p, prob))
     bw = cal.machine.bw_frac * dev.dram_bandwidth_gbs() * 1e9
     clock = dev.clock_khz / cal.clock_khz if cal.clock_khz else 1.0
     peak_sm = dev.fp32_peak_tflops() * 1e12 / dev.sm_count

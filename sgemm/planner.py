@@ -47,10 +47,11 @@ from .problem import Problem
 from .runtime.device import DeviceInfo
 
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+SMALL_FLOPS = 2 * 1024 ** 3   # per batch entry: the small-problem tiles are weighed up to 1024^3
 MIN_SLICE = 128          # shallower slices cost more in reduction than they add in blocks
 ACC_SLICE = 4096         # longest FP32 accumulation chain (error ~1.8e-8 sqrt(slice) ~ 1.1e-6)
 ACC_SLICE_SMALL = 1024   # ... where the output has fewer 128x128 tiles than SMs
-FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide"),
+FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide", "tall", "tall64"),
               "tile": ("large", "medium", "small")}
 TC_TILES = {"tf32x3": {"tf32x3_wgmma_rs": ("large", "small"), "tf32x3_mma": ("large", "small")},
             "tf32": {"tf32_wgmma": ("large", "small"), "tf32_mma": ("large", "small")}}
@@ -213,7 +214,7 @@ def _base(prob: Problem, precision: str, dev: DeviceInfo) -> list[tuple[KernelSp
                 pool = spec.configs if name == "double_buffer" else S.TILE_CONFIGS
                 out += [(spec, pool[c]) for c in configs if c in pool]
         small = K.get("small")
-        if _ok(small, dev) and prob.flops <= 2 * 1024 ** 3 * max(1, prob.batch):
+        if _ok(small, dev) and prob.flops <= SMALL_FLOPS * max(1, prob.batch):
             out += [(small, p) for n, p in S.SMALL_CONFIGS.items() if n != "s64x64"]
         if S.gemv_applies(prob):
             for name in ("gemv", "gemv_wide"):
@@ -252,7 +253,7 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
     # the pack scheme (copies to aligned operands) is an FP32-FFMA scheme
     packed = _aligned_copy(prob) if precision == "ieee" and packing.wants_pack(prob) else None
     for spec, p in _base(prob, precision, dev):
-        if cost.config_key(spec, p) not in cal.rates and spec is not own and not everything:
+        if cost.config_key(spec, p, prob) not in cal.rates and spec is not own and not everything:
             continue
         if spec.can_implement(p, dev.smem_optin):
             continue

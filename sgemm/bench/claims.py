@@ -290,6 +290,12 @@ CLAIMS: tuple[Claim, ...] = (
           "64³, and the ctypes-launch experiment", ("eager-probe-h100-2026-11-25.log",),
           "python bench/probes/eager_costs.py", ("docs/notes/dispatch.md",),
           note="runs 2 and 3 with the ctypes launch in the tree and SGEMM_LAUNCH=bindings"),
+    Claim("skinny-probe", "Problems with one small side (decode-sized layers, skinny, deep K): "
+          "every candidate plan and FFMA tiles along a small n forced, beside the planner's "
+          "pick and cuBLAS: the data behind rung 9's \"tall\" tiles",
+          ("skinny-probe-h100-2026-11-25.json",),
+          "OUT=dir python bench/probes/skinny_plans.py 31",
+          ("docs/notes/dispatch.md", "sgemm/kernels/ladder.py")),
     Claim("deepk-probe", "Deep-K plans timed launch by launch (GEMM, last slice, reduction) "
           "and the model's best candidates measured, before and after the split-K changes",
           ("deepk-probe-h100-2026-11-25-before.json", "deepk-probe-h100-2026-11-25-after.json"),

@@ -292,13 +292,23 @@ WARPTILE = KernelSpec(
 # 1023x1025x1021 NN / TN at 0.81 / 0.82 of cuBLAS on the H200, where the other
 # configs stayed under 0.72 (docs/notes/ffma-fast.md).
 _DB_WIDE = TileParams(BM=32, BN=256, BK=32, WM=32, WN=32, TM=4, TN=8, threads=256)
+# Tiles along a small n (a row-major product with few rows: decode-sized
+# layers, x @ W^T for 1..64 tokens), split along K by the planner.  128x32
+# (4 warps of 32x32, 8x4 per thread) and 256x64 (4 warps of 128x32, 16x8).
+# Forced on 14 decode-sized layers (H100, bench/results/skinny-probe-*.json)
+# 128x32 beat every plan the planner had on 9 of them (4x3072x1024 NT: 15.0
+# us against 36.0; 32x50257x5120 NT: 597 against 1110), 256x64 on the two
+# with 64 rows (64x8192x32768: 756 us against 1163).
+_DB_TALL = TileParams(BM=128, BN=32, BK=32, WM=32, WN=32, TM=8, TN=4, threads=128)
+_DB_TALL64 = TileParams(BM=256, BN=64, BK=8, WM=128, WN=32, TM=16, TN=8, threads=128)
 
 DOUBLE_BUFFER = KernelSpec(
     id=9, name="double_buffer", source="09_double_buffer.cu", function="sgemm_double_buffer",
     title="rung 8 + double-buffered shared memory, register prefetch",
     seed="seed 000 algorithms 4-5; seed 003 kernels 10-11",
     template_fields=_WT_FIELDS,
-    configs={"small": _WT_SMALL, "medium": _WT_LARGE, "large": _WT_HUGE, "wide": _DB_WIDE},
+    configs={"small": _WT_SMALL, "medium": _WT_LARGE, "large": _WT_HUGE, "wide": _DB_WIDE,
+             "tall": _DB_TALL, "tall64": _DB_TALL64},
     rules=warptile_rules,
     vector_loads=True,
     # 09_double_buffer.cu: static up to 48 KB, dynamic above (256x128x16)
