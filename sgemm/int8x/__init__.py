@@ -11,12 +11,13 @@ GEMM-oriented emulation of floating-point matrix multiplication using an
 integer modular technique" (arXiv 2504.08009); GEMMul8 (RIKEN) implements it
 unfused.  The code here is written from the method, not from theirs.
 
-Status: the engine is not built.  This package holds what the kernels take
-from the host (moduli, bit budgets, Garner constants: moduli.py), an exact
-NumPy emulation of the whole pipeline (reference.py) that the kernels must
-match -- every step but the scaling and the final conversion is integer
-arithmetic, so correct kernels reproduce it bit for bit -- and the
-conversion and reconstruction kernels' launches (device.py, 40_int8x.cu).
-The INT8 GEMM is missing; no public entry point uses any of it.  Importing
-this package touches no CUDA.
+Status: the pipeline runs end to end on CuPy arrays
+(device.gemm: exponents and int8 residue planes, 40_int8x.cu; the INT8
+GEMMs of all moduli in one launch, 41_int8_mma.cu; Garner reconstruction
+with alpha/beta, 40_int8x.cu).  moduli.py holds what the kernels take from
+the host (moduli, bit budgets, Garner constants); reference.py is an exact
+NumPy emulation of the whole pipeline that the kernels match bit for bit --
+every step but the scaling and the final conversion is integer arithmetic.
+No public entry point (sgemm.gemm's precision modes) uses it yet.
+Importing this package touches no CUDA.
 """

@@ -8,8 +8,9 @@ Exactness: the integer product C' = A'B' is recovered exactly when every
 |C'_ij| < P/2.  With |A'_ik| < 2^alpha and |B'_kj| < 2^beta,
 |C'_ij| < K 2^(alpha+beta), so alpha + beta + log2(K) <= log2(P) - 1
 suffices.  The INT8 products themselves are exact in INT32 while
-K * 128 * 128 < 2^31, i.e. K <= 131071 per accumulation (longer K sums
-chunk results modulo p).
+K * 128 * 128 < 2^31, i.e. K <= 131071 per accumulation; the GEMM kernel
+(41_int8_mma.cu) reduces its accumulators modulo p after every such chunk,
+so any K works and the bit budget below is the only limit on depth.
 """
 from __future__ import annotations
 

@@ -9,7 +9,9 @@ Steps, each as a kernel will do it:
    max|A_i.| 2^mu_i < 2^alpha (and B likewise, beta): budget() in moduli.py;
 2. A' = rint(A 2^mu), B' = rint(2^nu B): integers, |A'| <= 2^alpha;
 3. residues: A'_l = symmetric(A' mod p_l) as int8, B'_l likewise;
-4. C'_l = A'_l B'_l exactly (INT32 on the GPU; int64 here);
+4. C'_l = A'_l B'_l exactly (int64 here; INT32 on the GPU, where K deeper
+   than one exact INT32 sum is folded modulo p_l, so the GPU's planes are
+   congruent to these and Garner's digits are the same);
 5. Garner: symmetric mixed-radix digits v_l of C' from the C'_l mod p_l,
    then C' = v_0 + p_0 (v_1 + p_1 (...)) evaluated in float64 (exact up to
    2^53, then one rounding a step);
@@ -88,9 +90,6 @@ def decompose(a: np.ndarray, b: np.ndarray, n_moduli: int = 8) -> Parts:
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise ValueError("int8x: Inf or NaN in a or b has no integer form")
     k = a.shape[1]
-    if k > M.INT32_K_MAX:
-        raise ValueError(f"int8x: k = {k} exceeds one exact INT32 accumulation "
-                         f"({M.INT32_K_MAX}); split K first")
     ms = M.moduli(n_moduli)
     bud = M.budget(n_moduli, max(k, 1))
     mu = exponents(a, 1, bud.alpha)

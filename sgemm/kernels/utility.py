@@ -1,13 +1,15 @@
-"""Kernels that are not GEMMs: C <- beta*C for netlib's alpha == 0 / k == 0 case,
-the pack copy of unaligned operands (sgemm/packing.py), and the integer
-engine's conversion and reconstruction (sgemm/int8x/)."""
+"""Kernels outside the FP32 ladder: C <- beta*C for netlib's alpha == 0 / k == 0
+case, the pack copy of unaligned operands (sgemm/packing.py), and the integer
+engine's kernels (sgemm/int8x/): conversion, reconstruction and the INT8 GEMM
+over residue planes."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from .params import TileParams
+from .params import TileParams, need
 from .spec import KernelSpec
 
 SCALE = KernelSpec(
@@ -46,4 +48,95 @@ INT8X_RESIDUES = _int8x("int8x_residues", f"int8x_residues<{INT8X_MODULI}>",
 INT8X_GARNER = _int8x("int8x_garner", f"int8x_garner<{INT8X_MODULI}>",
                       "residues of C' to FP32 (Garner), unscaled, alpha/beta")
 
-UTILITY = [SCALE, PACK, INT8X_EXPONENTS, INT8X_RESIDUES, INT8X_GARNER]
+
+# ---- the INT8 GEMM over residue planes (41_int8_mma.cu) ----
+INT8_K_ALIGN = 16          # residue rows are zero-padded to this many bytes (16-byte cp.async)
+INT8_MAX_PRODUCT = 128 * 128      # |residue product|: only p = 256 reaches -128
+
+
+def int8_fold_tiles(bk: int) -> int:
+    """k-tiles of BK bytes the kernel sums before reducing its accumulators
+    modulo p (41_int8_mma.cu, FOLD_TILES): a folded remainder (< 256) plus
+    that many tiles of worst-case products stays inside INT32."""
+    return (2 ** 31 - 1 - 256) // (INT8_MAX_PRODUCT * bk)
+
+
+def int8_gemm_rules(p: TileParams) -> list[str]:
+    """Why 41_int8_mma.cu cannot be instantiated with p (empty: it can)."""
+    why: list[str] = []
+    need(p.BK in (32, 64, 128), f"BK={p.BK}: the k-tile must be 32, 64 or 128 bytes (one or "
+         "more k32 MMA steps, 2-8 swizzled 16-byte chunks a row)", why)
+    need(p.WM > 0 and p.WM % 16 == 0, f"WM={p.WM}: warp rows must be a multiple of 16 "
+         "(the MMA's m16)", why)
+    need(p.WN > 0 and p.WN % 16 == 0, f"WN={p.WN}: warp columns must be a multiple of 16 "
+         "(one ldmatrix.x4 loads two n8 tiles)", why)
+    if why:
+        return why
+    need(p.BM % p.WM == 0, f"BM={p.BM} is not a multiple of WM={p.WM}", why)
+    need(p.BN % p.WN == 0, f"BN={p.BN} is not a multiple of WN={p.WN}", why)
+    if why:
+        return why
+    warps = (p.BM // p.WM) * (p.BN // p.WN)
+    need(p.threads == 32 * warps, f"threads={p.threads}: a {p.BM}x{p.BN} tile of "
+         f"{p.WM}x{p.WN} warp tiles has {warps} warps = {32 * warps} threads", why)
+    chunks = p.BK // 16
+    for side, rows in (("A", p.BM), ("B", p.BN)):
+        need(rows * chunks % p.threads == 0, f"{side} tile: {rows * chunks} 16-byte chunks do "
+             f"not split evenly over {p.threads} threads", why)
+    need(p.stages >= 2, f"stages={p.stages}: the cp.async pipeline needs at least 2", why)
+    acc = p.WM * p.WN // 32
+    need(acc <= 128, f"a {p.WM}x{p.WN} warp tile holds {acc} INT32 accumulators a thread; "
+         "more than 128 leaves too few of 255 registers for fragments and addresses", why)
+    need(p.split_k == 1, f"split_k={p.split_k}: the INT8 GEMM does not split K (it folds "
+         "deep K modulo p instead)", why)
+    return why
+
+
+def int8_gemm_smem(p: TileParams) -> int:
+    """Dynamic shared memory: STAGES tiles of A (BM x BK bytes) and B (BN x BK)."""
+    return p.stages * (p.BM + p.BN) * p.BK
+
+
+@dataclass(frozen=True)
+class Int8GemmSpec(KernelSpec):
+    """A plain (no TA/TB) spec whose template arguments come from the config:
+    int8_mma<BM, BN, BK, WM, WN, STAGES>; the raster group width
+    (TileParams.swizzle) is a run-time argument."""
+
+    def name_expression(self, p: TileParams, ta: bool = False, tb: bool = False,
+                        aligned: bool = False) -> str:
+        args = ", ".join(str(getattr(p, f)) for f in self.template_fields)
+        return f"{self.function}<{args}>"
+
+    def grid_for(self, m: int, n: int, planes: int, p: TileParams) -> tuple[int, int, int]:
+        """One block per BM x BN tile (x, in grouped raster order), one z per modulus."""
+        return (math.ceil(m / p.BM) * math.ceil(n / p.BN), 1, planes)
+
+
+def _int8_gemm(configs: dict[str, TileParams]) -> Int8GemmSpec:
+    for name, p in configs.items():
+        why = int8_gemm_rules(p)
+        if why:
+            raise ValueError(f"int8_mma config {name!r} ({p}) is invalid: " + "; ".join(why))
+    return Int8GemmSpec(
+        id=-41, name="int8_mma", source="41_int8_mma.cu", function="int8_mma",
+        title="INT8 x INT8 -> INT32 GEMM over residue planes (mma.sync m16n8k32, several "
+              "moduli a launch)",
+        seed="Ozaki scheme II (arXiv 2504.08009); CUTLASS-style multistage int8 mma.sync",
+        template_fields=("BM", "BN", "BK", "WM", "WN", "stages"), configs=configs,
+        rules=int8_gemm_rules, dynamic_smem=int8_gemm_smem,
+        archs=("sm_80", "sm_86", "sm_89", "sm_90a"), plain=True)
+
+
+# default: 2 blocks an SM on sm_80/sm_90 (128 registers, 64 KiB each);
+# large: the 64x64 warp tile halves shared-memory traffic per MMA, one block
+# an SM (about 235 registers).  Which is faster is not measured yet
+# (bench/probes/int8_gemm.py times both).
+INT8X_GEMM = _int8_gemm({
+    "default": TileParams(BM=128, BN=128, BK=64, WM=64, WN=32, threads=256, stages=4,
+                          swizzle=8),
+    "large": TileParams(BM=128, BN=256, BK=64, WM=64, WN=64, threads=256, stages=3,
+                        swizzle=8),
+})
+
+UTILITY = [SCALE, PACK, INT8X_EXPONENTS, INT8X_RESIDUES, INT8X_GARNER, INT8X_GEMM]

@@ -1,8 +1,13 @@
-"""The integer engine's conversion and reconstruction kernels (40_int8x.cu)
-against the exact host emulation (sgemm/int8x/reference.py): exponents,
-int8 residue planes and the Garner epilogue must match bit for bit.  The
-INT8 GEMMs between them are not built yet; CuPy's integer matmul stands in."""
+"""The integer engine's kernels against exact references: the conversion and
+reconstruction kernels (40_int8x.cu) against the host emulation
+(sgemm/int8x/reference.py), with CuPy's integer matmul standing in for the
+INT8 GEMMs; the INT8 GEMM (41_int8_mma.cu) against NumPy int64 products,
+bit for bit, on odd shapes and past one exact INT32 sum; the whole pipeline
+(device.gemm) against the emulation bit for bit and against fp64 next to
+cuBLAS FP32 (TF32 off)."""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -77,3 +82,161 @@ def test_non_finite_input_is_flagged(value):
     assert bad
     _, bad_cols = D.exponents(x, 0, 25)
     assert bad_cols
+
+
+# ---- the INT8 GEMM (41_int8_mma.cu) ----
+
+def _residue_planes(rng, rows, k, ms, extreme=False):
+    """int8 (len(ms), rows, K16) symmetric residues, zero past k; extreme:
+    plane 0 (p = 256) all -128, every product the largest, 16384."""
+    kp = -(-max(k, 1) // 16) * 16
+    out = np.zeros((len(ms), rows, kp), np.int8)
+    for l, p in enumerate(ms):
+        out[l, :, :k] = rng.integers(-(p // 2), (p + 1) // 2, (rows, k))
+    if extreme:
+        out[0, :, :k] = -128
+    return out
+
+
+def _int64_planes(pa, pb):
+    return np.stack([pa[l].astype(np.int64) @ pb[l].astype(np.int64).T
+                     for l in range(pa.shape[0])])
+
+
+SHAPES = [(1, 1, 1), (17, 33, 65), (33, 17, 65), (129, 255, 1000), (255, 129, 1000),
+          (128, 128, 64), (256, 256, 128), (130, 257, 4097), (1, 300, 33), (300, 1, 33),
+          (5, 7, 4096), (200, 9, 16), (1000, 1000, 31)]
+
+
+@pytest.mark.parametrize("config", ["default", "large"])
+@pytest.mark.parametrize("m,n,k", SHAPES, ids=[f"{m}x{n}x{k}" for m, n, k in SHAPES])
+def test_int8_gemm_planes_are_exact(m, n, k, config):
+    from sgemm.int8x import device as D
+    from sgemm.int8x import moduli as M
+    rng = np.random.default_rng(m * 7919 + n * 31 + k)
+    ms = M.moduli(8)
+    pa = _residue_planes(rng, m, k, ms, extreme=True)
+    pb = _residue_planes(rng, n, k, ms, extreme=True)
+    got = D.int8_gemm(cp.asarray(pa), cp.asarray(pb), D.constants(8), config)
+    assert got.shape == (8, m, n) and got.dtype == cp.int32
+    assert got.strides[1] == 4                              # column-major planes
+    np.testing.assert_array_equal(got.get(), _int64_planes(pa, pb))
+
+
+@pytest.mark.parametrize("k", [131008, 131072 + 4000])
+def test_int8_gemm_past_one_int32_sum_stays_congruent(k):
+    """Worst-case products (-128 x -128 on plane 0): exact up to the fold
+    interval (131008 at BK = 64), congruent modulo p past it, where an
+    unfolded INT32 sum would overflow."""
+    from sgemm.int8x import device as D
+    from sgemm.int8x import moduli as M
+    rng = np.random.default_rng(k)
+    ms = M.moduli(8)
+    pa = _residue_planes(rng, 20, k, ms, extreme=True)
+    pb = _residue_planes(rng, 9, k, ms, extreme=True)
+    want = _int64_planes(pa, pb)
+    got = D.int8_gemm(cp.asarray(pa), cp.asarray(pb), D.constants(8)).get().astype(np.int64)
+    if k * 128 * 128 < 2 ** 31:
+        np.testing.assert_array_equal(got, want)
+    else:
+        assert want[0].max() >= 2 ** 31
+        for l, p in enumerate(ms):
+            np.testing.assert_array_equal(np.mod(got[l] - want[l], p), 0)
+
+
+def test_int8_gemm_refuses_bad_planes():
+    from sgemm.int8x import device as D
+    mods = D.constants(8)
+    a = cp.zeros((8, 4, 32), cp.int8)
+    with pytest.raises(ValueError, match="do not match"):
+        D.int8_gemm(a, cp.zeros((8, 4, 48), cp.int8), mods)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        D.int8_gemm(cp.zeros((8, 4, 20), cp.int8), cp.zeros((8, 4, 20), cp.int8), mods)
+    with pytest.raises(ValueError, match="int8"):
+        D.int8_gemm(a.astype(cp.int32), a, mods)
+    with pytest.raises(ValueError, match="not one of"):
+        D.int8_gemm(a, a, mods, "huge")
+
+
+# ---- the whole pipeline (device.gemm) ----
+
+PIPE = [(1, 1, 1, "C", "C"), (17, 65, 33, "F", "F"), (129, 1000, 255, "F", "C"),
+        (64, 4097, 48, "C", "F"), (300, 31, 2, "F", "F"), (257, 512, 130, "C", "C")]
+
+
+@pytest.mark.parametrize("m,k,n,oa,ob", PIPE, ids=[f"{m}x{k}x{n}-{oa}{ob}" for m, k, n, oa, ob
+                                                   in PIPE])
+@pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (-1.5, 0.5)])
+def test_pipeline_matches_the_emulation_bit_for_bit(m, k, n, oa, ob, alpha, beta):
+    from sgemm.int8x import device as D
+    from sgemm.int8x import reference as R
+    from tests.gpu.reference import make
+    rng = np.random.default_rng(m * 1000 + k + n)
+    a = make(cp, rng, (m, k), oa, pad=3)
+    b = make(cp, rng, (k, n), ob, pad=1)
+    a[min(1, m - 1), :] = 0.0                       # an all-zero row
+    a *= cp.asarray(np.exp2(rng.integers(-20, 21, (m, 1))).astype(np.float32))
+    c = cp.asfortranarray(cp.asarray(rng.standard_normal((m, n)).astype(np.float32)))
+    got = D.gemm(a, b, c if beta else None, alpha, beta)
+    assert got.flags.f_contiguous and got.dtype == cp.float32
+    want = R.gemm(a.get(), b.get(), c.get(), alpha=alpha, beta=beta).astype(np.float32)
+    np.testing.assert_array_equal(got.get(), want)
+
+
+def test_pipeline_with_the_large_config_and_deep_k():
+    from sgemm.int8x import device as D
+    from sgemm.int8x import reference as R
+    rng = np.random.default_rng(11)
+    a = cp.asarray(rng.standard_normal((40, 140000)).astype(np.float32))
+    b = cp.asfortranarray(cp.asarray(rng.standard_normal((140000, 24)).astype(np.float32)))
+    want = R.gemm(a.get(), b.get()).astype(np.float32)
+    for config in ("default", "large"):
+        np.testing.assert_array_equal(D.gemm(a, b, config=config).get(), want)
+
+
+def _errors(out, ref, scale):
+    """(median relative error, max componentwise error |out - ref| / (|A||B|))."""
+    d = np.abs(np.asarray(out, np.float64) - ref)
+    return float(np.median(d / np.maximum(np.abs(ref), 1e-300))), float(np.max(d / scale))
+
+
+@pytest.mark.parametrize("m,k,n", [(256, 4096, 256), (512, 1024, 384), (333, 8191, 77)])
+def test_accuracy_on_normal_data_is_at_least_cublas_fp32s(m, k, n):
+    if os.environ.get("CUPY_TF32", "0") != "0":
+        pytest.skip("CUPY_TF32 is on: cupy.matmul would not be FP32")
+    from sgemm.int8x import device as D
+    rng = np.random.default_rng(k)
+    a = cp.asarray(rng.standard_normal((m, k)).astype(np.float32))
+    b = cp.asarray(rng.standard_normal((k, n)).astype(np.float32))
+    A, B = a.get().astype(np.float64), b.get().astype(np.float64)
+    ref, scale = A @ B, np.abs(A) @ np.abs(B)
+    med, mx = _errors(D.gemm(a, b).get(), ref, scale)
+    med32, mx32 = _errors(cp.matmul(a, b).get(), ref, scale)
+    assert med <= med32 and mx <= mx32, (med, med32, mx, mx32)
+
+
+def test_non_finite_input_raises_and_alpha_zero_reads_nothing():
+    from sgemm.int8x import device as D
+    a = cp.ones((6, 40), cp.float32)
+    b = cp.ones((40, 5), cp.float32)
+    a[3, 7] = cp.nan
+    with pytest.raises(D.NonFiniteInput, match="Inf or NaN in a"):
+        D.gemm(a, b)
+    b[1, 1] = cp.inf
+    with pytest.raises(D.NonFiniteInput):
+        D.gemm(cp.ones((6, 40), cp.float32), b)
+    c = cp.full((6, 5), 2.0, cp.float32)
+    np.testing.assert_array_equal(D.gemm(a, b, c, alpha=0.0, beta=0.5).get(), 1.0)
+    np.testing.assert_array_equal(D.gemm(a, b, alpha=0.0).get(), 0.0)
+
+
+def test_degenerate_shapes_and_beta_zero_never_reads_c():
+    from sgemm.int8x import device as D
+    assert D.gemm(cp.ones((0, 4), cp.float32), cp.ones((4, 3), cp.float32)).shape == (0, 3)
+    c = cp.full((3, 2), 4.0, cp.float32)
+    np.testing.assert_array_equal(
+        D.gemm(cp.ones((3, 0), cp.float32), cp.ones((0, 2), cp.float32), c, 1.0, 0.25).get(),
+        1.0)
+    poisoned = cp.full((3, 2), cp.nan, cp.float32)
+    got = D.gemm(cp.ones((3, 5), cp.float32), cp.ones((5, 2), cp.float32), poisoned, 1.0, 0.0)
+    np.testing.assert_array_equal(got.get(), 5.0)

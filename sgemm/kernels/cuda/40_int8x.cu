@@ -10,8 +10,11 @@
 //   int8x_residues<N>: X'(r, c) = rint(X(r, c) 2^e_r), exact in 64 bits
 //     (|X'| <= 2^bits), then for each modulus p_l the residue in [-p/2, p/2)
 //     as int8, plane l row-major: out[l * plane + r * ld + c] (k contiguous,
-//     what the INT8 tensor-core GEMM reads; columns [cols, ld) are zeros).
-// After the INT8 GEMMs (C'_l = A'_l B'_l in INT32, column-major like C):
+//     what the INT8 GEMM, 41_int8_mma.cu, reads; columns [cols, ld) are
+//     zeros, ld a multiple of 16: one 16-byte cp.async chunk is then wholly
+//     inside or wholly past k, so no larger padding is needed).
+// After the INT8 GEMMs (41_int8_mma.cu: C'_l = A'_l B'_l in INT32, or
+// congruent to it modulo p_l past 131008-deep K; column-major like C):
 //   int8x_garner<N>: per element the symmetric mixed-radix digits of C' from
 //     its residues (Garner: v_l = ((r_l - v_0) p_0^-1 - v_1) p_1^-1 ... mod
 //     p_l), C' = v_0 + p_0 (v_1 + p_1 (...)) in double without contraction

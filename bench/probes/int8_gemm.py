@@ -1,0 +1,141 @@
+"""Probe: the integer engine's INT8 GEMM (41_int8_mma.cu) and its whole
+pipeline (sgemm.int8x.device.gemm) against cupy.matmul FP32 (TF32 off), at
+4096^3, 8192^3 and 16384^3 on N(0,1) data.  Not part of the package.
+
+Per size, correctness first, then time (CUDA events, 2 warm-up calls, median
+and spread of REPS):
+  * int8_gemm, 8 moduli in one launch, each registered config: sampled
+    planes checked bit for bit against NumPy int64, then TOPS counted as
+    8 * 2 m n k integer ops;
+  * the pipeline's steps (exponents, residues, INT8 GEMM, Garner) and the
+    whole call, TFLOPS counted as 2 m n k (the FP32 problem's flops);
+  * cupy.matmul FP32, the same count;
+  * errors against fp64 (cupy float64 matmul): median relative and max
+    componentwise |C - C64| / (|A||B|), for the pipeline and for cuBLAS.
+
+    OUT=dir python bench/probes/int8_gemm.py [SIZES...]      # default 4096 8192 16384
+
+Writes $OUT/int8_gemm.json (one record per size) and prints a table.
+"""
+import json
+import os
+import sys
+import time
+
+os.environ["CUPY_TF32"] = "0"          # cupy.matmul FP32 as cuBLAS SGEMM, before import
+import cupy as cp
+import numpy as np
+
+from sgemm.int8x import device as D
+from sgemm.int8x import moduli as M
+from sgemm.kernels import utility as U
+
+REPS = 5
+
+
+def timed(f, reps=REPS):
+    """(median ms, min ms, max ms) of f() over reps, after two warm-up calls."""
+    f(); f()
+    cp.cuda.Device().synchronize()
+    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+    ts = []
+    for _ in range(reps):
+        e0.record()
+        f()
+        e1.record()
+        e1.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(e0, e1))
+    ts.sort()
+    return ts[len(ts) // 2], ts[0], ts[-1]
+
+
+def errors(out, ref, scale):
+    d = cp.abs(out.astype(cp.float64) - ref)
+    med = float(cp.median(d / cp.maximum(cp.abs(ref), 1e-300)))
+    return med, float(cp.max(d / scale))
+
+
+def int8_steps(a, b, rec):
+    """The INT8 GEMM alone on the pipeline's own residue planes (every
+    config), then each step of the pipeline; the planes are freed on return."""
+    m, k = a.shape
+    n = b.shape[1]
+    bud = M.budget(8, k)
+    mods = D.constants(8)
+    mu, _ = D.exponents(a, 1, bud.alpha)
+    nu, _ = D.exponents(b, 0, bud.beta)
+    pa, pb = D.residues(a, mu, 1, mods), D.residues(b, nu, 0, mods)
+    rows, cols = slice(0, m, max(1, m // 8)), slice(0, n, max(1, n // 64))   # a sample
+    ha, hb = pa[:, rows].get().astype(np.int64), pb[:, cols].get().astype(np.int64)
+    want = np.einsum("lik,ljk->lij", ha, hb)
+    rec["int8_gemm"] = {}
+    for config in U.INT8X_GEMM.configs:
+        got = D.int8_gemm(pa, pb, mods, config)[:, rows][:, :, cols].get()
+        exact = bool(np.array_equal(got, want))
+        med, lo, hi = timed(lambda: D.int8_gemm(pa, pb, mods, config))
+        ops = 8 * 2.0 * m * n * k
+        rec["int8_gemm"][config] = dict(exact_on_sample=exact, ms=med, ms_min=lo, ms_max=hi,
+                                        tops=ops / med / 1e9)
+    planes = D.int8_gemm(pa, pb, mods)
+    steps = {
+        "exponents": lambda: (D.exponents(a, 1, bud.alpha), D.exponents(b, 0, bud.beta)),
+        "residues": lambda: (D.residues(a, mu, 1, mods), D.residues(b, nu, 0, mods)),
+        "int8_gemm": lambda: D.int8_gemm(pa, pb, mods),
+        "garner": lambda: D.garner(planes, mods, mu, nu),
+    }
+    rec["steps_ms"] = {name: timed(f)[0] for name, f in steps.items()}
+
+
+def accuracy(a, b, rec):
+    a64, b64 = a.astype(cp.float64), b.astype(cp.float64)
+    ref = cp.matmul(a64, b64)
+    scale = cp.matmul(cp.abs(a64), cp.abs(b64))
+    rec["int8x_err"] = errors(D.gemm(a, b), ref, scale)
+    rec["cublas_fp32_err"] = errors(cp.matmul(a, b), ref, scale)
+
+
+def probe(s: int) -> dict:
+    m = n = k = s
+    rng = cp.random.default_rng(s)
+    a = cp.asfortranarray(rng.standard_normal((m, k), dtype=cp.float32))   # column-major
+    b = cp.asfortranarray(rng.standard_normal((k, n), dtype=cp.float32))
+    rec = dict(m=m, n=n, k=k, device=cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+               workspace_bytes=D.workspace_bytes(m, n, k))
+    int8_steps(a, b, rec)
+    accuracy(a, b, rec)
+    flops = 2.0 * m * n * k
+    med, lo, hi = timed(lambda: D.gemm(a, b))
+    rec["int8x"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9)
+    med, lo, hi = timed(lambda: cp.matmul(a, b))
+    rec["cublas_fp32"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9)
+    rec["speedup_vs_cublas"] = rec["cublas_fp32"]["ms"] / rec["int8x"]["ms"]
+    return rec
+
+
+def main(argv):
+    sizes = [int(x) for x in argv] or [4096, 8192, 16384]
+    out_dir = os.environ.get("OUT", ".")
+    os.makedirs(out_dir, exist_ok=True)
+    recs = []
+    t0 = time.time()
+    for s in sizes:
+        r = probe(s)
+        recs.append(r)
+        g = r["int8_gemm"]
+        print(f"{s:>6}^3  int8_gemm " + "  ".join(
+            f"{c}: {v['tops']:.0f} TOPS ({v['ms']:.2f} ms, exact={v['exact_on_sample']})"
+            for c, v in g.items()))
+        print("        steps ms " + "  ".join(f"{k}={v:.2f}" for k, v in r["steps_ms"].items()))
+        print(f"        int8x {r['int8x']['tflops']:.1f} TFLOPS  cuBLAS FP32 "
+              f"{r['cublas_fp32']['tflops']:.1f}  ({r['speedup_vs_cublas']:.2f}x)  "
+              f"err med/max int8x {r['int8x_err'][0]:.2e}/{r['int8x_err'][1]:.2e}  "
+              f"fp32 {r['cublas_fp32_err'][0]:.2e}/{r['cublas_fp32_err'][1]:.2e}", flush=True)
+        cp.get_default_memory_pool().free_all_blocks()
+    path = os.path.join(out_dir, "int8_gemm.json")
+    with open(path, "w") as f:
+        json.dump(dict(probe="int8_gemm", seconds=time.time() - t0, records=recs), f, indent=1)
+    print("wrote", path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
