@@ -158,7 +158,7 @@ def run_kernel(pa, pb, p: TileParams, mod: int, fold_tiles: int | None = None, c
                             if checks is not None:
                                 checks.append(int(np.abs(acc[warp, i, j]).max()))
             since += 1
-            if since == fold:
+            if since == fold and kt + 1 < -(-kp // BK):
                 since = 0
                 for v in acc.values():
                     v[:] = np.fmod(v, mod)                 # C's %: truncates toward zero
@@ -225,6 +225,8 @@ def test_folding_keeps_the_residue_class(mod):
     got = run_kernel(pa, pb, SMALL, mod, fold_tiles=1)
     want = pa @ pb.T
     assert np.any(got != want)
+    # a fold interval of exactly K's tiles never folds: the exact product
+    np.testing.assert_array_equal(run_kernel(pa, pb, SMALL, mod, fold_tiles=5), want)
     np.testing.assert_array_equal(np.mod(got - want, mod), 0)
     assert np.abs(got).max() < mod + 64 * 128 * 128
 
@@ -270,5 +272,6 @@ def test_source_uses_the_int8_mma_and_the_mirrored_expressions():
                  "b_half = (lane >> 3) & 1;",
                  "mma_s8(acc[i][j], af[i], bf[j / 2][(j & 1) * 2], bf[j / 2][(j & 1) * 2 + 1]);",
                  "const int r = m0 + wm0 + i * 16 + g + (e >> 1) * 8;",
-                 "const int c = n0 + wn0 + j * 8 + t * 2 + (e & 1);"]:
+                 "const int c = n0 + wn0 + j * 8 + t * 2 + (e & 1);",
+                 "if (++since_fold == FOLD_TILES && kt + 1 < KT) {"]:
         assert line in src, line

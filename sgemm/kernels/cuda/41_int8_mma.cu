@@ -224,7 +224,9 @@ int8_mma(int M, int N, int K,
                 for (int j = 0; j < NT; ++j)
                     mma_s8(acc[i][j], af[i], bf[j / 2][(j & 1) * 2], bf[j / 2][(j & 1) * 2 + 1]);
         }
-        if (++since_fold == FOLD_TILES) {    // K deeper than one exact INT32 sum
+        // K deeper than one exact INT32 sum; never after the last tile, so
+        // K <= FOLD_TILES * BK leaves the exact products
+        if (++since_fold == FOLD_TILES && kt + 1 < KT) {
             since_fold = 0;
 #pragma unroll
             for (int i = 0; i < MT; ++i)
