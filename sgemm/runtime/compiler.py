@@ -78,8 +78,10 @@ def debug_enabled() -> bool:
 
 @lru_cache(maxsize=None)
 def nvrtc_version() -> tuple[int, int]:
-    from .device import ensure_imports
-    ensure_imports()
+    # part of every cache key, so a cache or bundle hit asks it too: through
+    # cuda.bindings only, never cuda.core (which nvrtc_compile imports)
+    from .device import ensure_bindings
+    ensure_bindings()
     from cuda.bindings import nvrtc
     err, major, minor = nvrtc.nvrtcVersion()
     if int(err) != 0:

@@ -1,11 +1,16 @@
 """What the library needs to know about a GPU, read once per device.
 
 Nothing here runs at import time: a machine without a GPU (or without a
-driver) can import sgemm and learns about it only when it asks.
+driver) can import sgemm and learns about it only when it asks.  Queries and
+the current context go through cuda.bindings' driver API, not cuda.core:
+a process's first call, served by the bundle or the disk cache, must not
+pay for importing cuda.core (docs/first-call.md); only an NVRTC compile
+imports it (``ensure_imports``).
 """
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -58,32 +63,63 @@ def arch_for(cc: tuple[int, int]) -> str:
 
 
 _import_lock = threading.Lock()
-_imported = [False]
+_imported = {"bindings": False, "core": False}
+
+
+def ensure_bindings() -> None:
+    """Import cuda.bindings' driver and NVRTC modules once, under a lock.
+    They are all that loading and launching a cached kernel needs: 45-60 ms
+    of import on the CPU machine against 210-350 ms for cuda.core, which
+    imports them too (docs/notes/first-call.md)."""
+    if _imported["bindings"]:
+        return
+    with _import_lock:
+        if not _imported["bindings"]:
+            import cuda.bindings.driver  # noqa: F401
+            import cuda.bindings.nvrtc  # noqa: F401
+            _imported["bindings"] = True
 
 
 def ensure_imports() -> None:
-    """Import cuda.core and cuda.bindings once, under a lock.  Their first
-    import is not safe to race: eight threads making their first sgemm call
-    at once saw "cannot import name 'Device' from 'cuda.core.cu13'"."""
-    if _imported[0]:
+    """Import cuda.bindings and cuda.core once, under a lock, for an NVRTC
+    compile (cuda.core's Program).  Their first import is not safe to race:
+    eight threads making their first sgemm call at once saw "cannot import
+    name 'Device' from 'cuda.core.cu13'"."""
+    if _imported["core"]:
         return
+    ensure_bindings()
     with _import_lock:
-        if not _imported[0]:
-            import cuda.bindings.driver  # noqa: F401
-            import cuda.bindings.nvrtc  # noqa: F401
+        if not _imported["core"]:
             import cuda.core  # noqa: F401
-            _imported[0] = True
+            _imported["core"] = True
+
+
+_inited = [False]
+
+
+def _driver():
+    """cuda.bindings.driver, with cuInit done (once; it is idempotent)."""
+    ensure_bindings()
+    from cuda.bindings import driver
+    if not _inited[0]:
+        check(driver.cuInit(0)[0], "cuInit")
+        _inited[0] = True
+    return driver
+
+
+def check(err, what: str) -> None:
+    """Raise DeviceError for a failed driver call, naming the call and the
+    CUresult (by its enum name: asking the driver for its text would be one
+    more call that can fail)."""
+    if int(err):
+        raise DeviceError(f"{what} failed: {getattr(err, 'name', err)} ({int(err)})")
 
 
 @lru_cache(maxsize=1)
 def device_count() -> int:
     """Number of CUDA devices; 0 when there is no driver or no GPU."""
     try:
-        ensure_imports()
-        from cuda.bindings import driver
-        (err,) = driver.cuInit(0)
-        if int(err) != 0:
-            return 0
+        driver = _driver()
         err, n = driver.cuDeviceGetCount()
         return int(n) if int(err) == 0 else 0
     except Exception:
@@ -100,22 +136,51 @@ def require_gpu() -> None:
                           "sgemm needs an NVIDIA GPU to run kernels")
 
 
+def _handle(device_id: int):
+    """The driver's CUdevice for an ordinal; ValueError (with cuda.core's
+    words, which this replaced) when out of range."""
+    n = device_count()
+    if device_id < 0:
+        raise ValueError(f"device_id must be >= 0, got {device_id}")
+    if device_id >= n:
+        raise ValueError(f"device_id must be within [0, {n}), got {device_id}")
+    driver = _driver()
+    err, dev = driver.cuDeviceGet(device_id)
+    check(err, "cuDeviceGet")
+    return dev
+
+
+def _attribute(driver, dev, name: str) -> int:
+    """One device attribute; 0 where this driver does not know it
+    (CUDA_ERROR_INVALID_VALUE), as cuda.core's DeviceProperties reads them."""
+    err, value = driver.cuDeviceGetAttribute(getattr(driver.CUdevice_attribute, name), dev)
+    if err == driver.CUresult.CUDA_ERROR_INVALID_VALUE:
+        return 0
+    check(err, f"cuDeviceGetAttribute({name})")
+    return int(value)
+
+
 @lru_cache(maxsize=None)
 def info(device_id: int = 0) -> DeviceInfo:
     require_gpu()
-    from cuda.core import Device
-    d = Device(device_id)
-    p = d.properties
-    from cuda.bindings import driver
-    err, total = driver.cuDeviceTotalMem(device_id)
+    dev = _handle(device_id)
+    driver = _driver()
+    err, raw = driver.cuDeviceGetName(256, dev)
+    check(err, "cuDeviceGetName")
+    name = bytes(raw).split(b"\0")[0].decode()
+
+    def a(attr: str) -> int:
+        return _attribute(driver, dev, "CU_DEVICE_ATTRIBUTE_" + attr)
+
+    err, total = driver.cuDeviceTotalMem(dev)
     return DeviceInfo(
-        id=device_id, name=d.name, cc=(p.compute_capability_major, p.compute_capability_minor),
-        sm_count=p.multiprocessor_count,
-        smem_optin=int(getattr(p, "max_shared_memory_per_block_optin", 0)
-                       or p.max_shared_memory_per_block),
-        smem_per_sm=p.max_shared_memory_per_multiprocessor,
-        l2_bytes=p.l2_cache_size, clock_khz=p.clock_rate,
-        memory_clock_khz=p.memory_clock_rate, bus_width_bits=p.global_memory_bus_width,
+        id=device_id, name=name,
+        cc=(a("COMPUTE_CAPABILITY_MAJOR"), a("COMPUTE_CAPABILITY_MINOR")),
+        sm_count=a("MULTIPROCESSOR_COUNT"),
+        smem_optin=a("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN") or a("MAX_SHARED_MEMORY_PER_BLOCK"),
+        smem_per_sm=a("MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
+        l2_bytes=a("L2_CACHE_SIZE"), clock_khz=a("CLOCK_RATE"),
+        memory_clock_khz=a("MEMORY_CLOCK_RATE"), bus_width_bits=a("GLOBAL_MEMORY_BUS_WIDTH"),
         total_memory=int(total) if int(err) == 0 else 0)
 
 
@@ -134,16 +199,25 @@ def make_current(device_id: int) -> None:
         err, ctx = _get_ctx[0]()
         if not int(err) and int(ctx) == _primary_ctx(device_id):
             return
-    from cuda.core import Device
-    Device(device_id).set_current()
+    driver = _driver()
+    (err,) = driver.cuCtxSetCurrent(driver.CUcontext(_primary_ctx(device_id)))
+    check(err, "cuCtxSetCurrent")
+    # cuda.core keeps its own per-thread record of the device made current
+    # through it (Device.allocate refuses without one).  Where cuda.core is
+    # already loaded, for code that still allocates or launches through it,
+    # keep that record as it was when this function went through cuda.core;
+    # never import it here (it is what a first call must not pay for).
+    core = sys.modules.get("cuda.core")
+    if core is not None and hasattr(core, "Device"):
+        core.Device(device_id).set_current()
     _current[0] = device_id
 
 
 @lru_cache(maxsize=None)
 def _primary_ctx(device_id: int) -> int:
-    from cuda.core import Device
-    d = Device(device_id)
-    d.set_current()
-    from cuda.bindings import driver
-    err, ctx = driver.cuCtxGetCurrent()
+    """The address of the device's primary context, retained once for the
+    life of the process (CuPy and PyTorch retain the same one)."""
+    driver = _driver()
+    err, ctx = driver.cuDevicePrimaryCtxRetain(_handle(device_id))
+    check(err, "cuDevicePrimaryCtxRetain")
     return int(ctx)

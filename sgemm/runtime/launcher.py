@@ -1,9 +1,12 @@
 """Load compiled kernels and launch them on the caller's stream.
 
-Kernels are loaded with cuda.core.  ``launch`` goes through cuda.core.launch;
-plans and the plan cache, which launch the same arguments again and again,
-pack them once into a PreparedLaunch and call cuLaunchKernelEx directly
-(SGEMM_LAUNCH=core sends them through cuda.core too)."""
+Cubins are loaded through cuda.bindings' driver API (cuLibraryLoadData and
+cuLibraryGetKernel, as cuda.core's ObjectCode does), so a call whose kernels
+come from the bundle or the disk cache never imports cuda.core: that import
+was half of a process's first call (docs/first-call.md).  Plans and the plan
+cache, which launch the same arguments again and again, pack them once into a
+PreparedLaunch and call cuLaunchKernelEx directly.  ``launch`` goes through
+cuda.core.launch, and SGEMM_LAUNCH=core sends plans there too (A/B runs)."""
 from __future__ import annotations
 
 import array
@@ -13,14 +16,62 @@ from ..errors import DeviceError
 from ..kernels.params import TileParams
 from ..kernels.spec import KernelSpec
 from ..problem import Problem
-from .compiler import compile_kernel
-from .device import DeviceInfo, make_current
+from .compiler import Compiled, compile_kernel
+from .device import DeviceInfo, check, ensure_bindings, ensure_imports, make_current
 
 _loaded: dict[tuple, object] = {}
 _lock = threading.Lock()
 _streams: dict[int, object] = {}
 _configs: dict[tuple, object] = {}
 _pdl: set[int] = set()     # id() of loaded kernels launched with programmatic serialization
+
+
+class LoadedKernel:
+    """One kernel loaded through the driver.
+
+    ``handle`` is its CUkernel (what cuLaunchKernelEx, the occupancy queries
+    and cuKernelSetAttribute take), ``library`` the CUlibrary holding its
+    code, kept so that the code stays loaded for the life of the process, and
+    ``name`` its name expression, for messages.  ``core()`` wraps the same
+    CUkernel as a cuda.core Kernel for cuda.core.launch, on first use only."""
+
+    __slots__ = ("handle", "library", "name", "_core")
+
+    def __init__(self, handle, library, name: str):
+        self.handle, self.library, self.name = handle, library, name
+        self._core = None
+
+    def core(self):
+        if self._core is None:
+            ensure_imports()
+            from cuda.core import Kernel
+            self._core = Kernel.from_handle(int(self.handle))
+        return self._core
+
+    def __repr__(self) -> str:
+        return f"<LoadedKernel {self.name}>"
+
+
+def _mangled(symbols: dict, expr: str) -> bytes:
+    """The name NVRTC lowered a name expression to.  The symbol mapping's keys
+    and values are str or bytes depending on the cuda.core release that
+    compiled it (compiler._enc keeps the type); an expression missing from it
+    is looked up as it is, as cuda.core's ObjectCode.get_kernel does."""
+    for key in (expr, expr.encode()):
+        name = symbols.get(key)
+        if name is not None:
+            return name if isinstance(name, bytes) else name.encode()
+    return expr.encode()
+
+
+def load(compiled: Compiled, expr: str) -> LoadedKernel:
+    """Load a cubin and get one kernel from it, through the driver only."""
+    driver = _cuda_driver()
+    err, library = driver.cuLibraryLoadData(compiled.cubin, [], [], 0, [], [], 0)
+    check(err, f"cuLibraryLoadData ({expr})")
+    err, kernel = driver.cuLibraryGetKernel(library, _mangled(compiled.symbol_mapping, expr))
+    check(err, f"cuLibraryGetKernel ({expr})")
+    return LoadedKernel(kernel, library, expr)
 
 
 def pdl_enabled(spec: KernelSpec, dev: DeviceInfo) -> bool:
@@ -33,7 +84,7 @@ def pdl_enabled(spec: KernelSpec, dev: DeviceInfo) -> bool:
 
 def get_kernel(spec: KernelSpec, p: TileParams, ta: bool, tb: bool, aligned: bool,
                dev: DeviceInfo):
-    """The loaded cuda.core Kernel for one instantiation on one device."""
+    """The LoadedKernel for one instantiation on one device."""
     expr = spec.name_expression(p, ta, tb, aligned)
     key = (spec.source, expr, dev.id)
     k = _loaded.get(key)
@@ -43,10 +94,8 @@ def get_kernel(spec: KernelSpec, p: TileParams, ta: bool, tb: bool, aligned: boo
     with _lock:
         k = _loaded.get(key)
         if k is None:
-            from cuda.core import ObjectCode
             make_current(dev.id)
-            obj = ObjectCode.from_cubin(compiled.cubin, symbol_mapping=compiled.symbol_mapping)
-            k = obj.get_kernel(expr)
+            k = load(compiled, expr)
             smem = spec.dynamic_smem(p)
             if smem > 48 * 1024:
                 _allow_dynamic_smem(k, smem, dev.id)
@@ -68,15 +117,29 @@ def clusters_at_once(dev: DeviceInfo, cs: int, config: str = "k4") -> int:
     key = (dev.id, cs, config)
     n = _at_once.get(key)
     if n is None:
-        from cuda.core import Device, LaunchConfig
         from ..kernels import registry
         spec = registry.get("db_cluster")
         p = spec.configs[config].replace(split_k=cs)
         k = get_kernel(spec, p, False, False, True, dev)
-        cfg = LaunchConfig(grid=(1, 1, cs), cluster=(1, 1, cs), block=p.threads,
-                           shmem_size=spec.dynamic_smem(p))
-        n = _at_once[key] = int(k.occupancy.max_active_clusters(
-            cfg, stream=Device(dev.id).default_stream))
+        driver = _cuda_driver()
+        cfg = driver.CUlaunchConfig()
+        # a grid of cs clusters of cs blocks: what cuda.core's
+        # LaunchConfig(grid=(1, 1, cs), cluster=(1, 1, cs)) handed the driver
+        # (its grid counts clusters) when this query went through it
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = 1, 1, cs * cs
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = p.threads, 1, 1
+        cfg.sharedMemBytes = spec.dynamic_smem(p)
+        cfg.hStream = driver.CUstream(0)     # the default stream: the query reads its context
+        attr = driver.CUlaunchAttribute()
+        attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        dim = attr.value.clusterDim
+        dim.x, dim.y, dim.z = 1, 1, cs
+        cfg.attrs = [attr]
+        cfg.numAttrs = 1
+        make_current(dev.id)
+        err, count = driver.cuOccupancyMaxActiveClusters(k.handle, cfg)
+        check(err, f"cuOccupancyMaxActiveClusters ({k.name}, clusters of {cs})")
+        n = _at_once[key] = int(count)
     return n
 
 
@@ -97,6 +160,7 @@ def _allow_dynamic_smem(kernel, nbytes: int, device_id: int) -> None:
 def as_stream(stream):
     """A cuda.core Stream for a handle (int), a CuPy/PyTorch/cuda.core stream
     object, or anything implementing __cuda_stream__."""
+    ensure_imports()
     from cuda.core import LEGACY_DEFAULT_STREAM, Stream
     if isinstance(stream, Stream):
         return stream
@@ -157,6 +221,7 @@ _driver = None
 def _cuda_driver():
     global _driver
     if _driver is None:
+        ensure_bindings()
         from cuda.bindings import driver
         _driver = driver
     return _driver
@@ -225,6 +290,8 @@ class PreparedLaunch:
 
 
 def launch(kernel, grid: tuple[int, int, int], block: int, smem: int, stream, args) -> None:
+    """One launch through cuda.core.launch (a LoadedKernel or a cuda.core Kernel)."""
+    ensure_imports()
     from cuda.core import LaunchConfig, launch as cu_launch
     pdl = id(kernel) in _pdl
     key = (grid, block, smem, pdl)
@@ -234,7 +301,8 @@ def launch(kernel, grid: tuple[int, int, int], block: int, smem: int, stream, ar
                             programmatic_stream_serialization=True) if pdl
                else LaunchConfig(grid=grid, block=block, shmem_size=smem))
         _configs[key] = cfg
-    cu_launch(as_stream(stream), cfg, kernel, *args)
+    core = kernel.core() if isinstance(kernel, LoadedKernel) else kernel
+    cu_launch(as_stream(stream), cfg, core, *args)
 
 
 def run(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo, stream) -> None:

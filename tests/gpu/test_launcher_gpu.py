@@ -96,3 +96,55 @@ def test_a_refused_launch_raises():
     bad = launcher.PreparedLaunch(l0.kernel, l0.grid, 4096, l0.smem, l0.args)  # > 1024 threads
     with pytest.raises(DeviceError, match="cuLaunchKernelEx"):
         bad(cp.cuda.get_current_stream().ptr)
+
+
+# A fresh process's first call, its kernels served by the bundle or the disk
+# cache: loaded and launched through cuda.bindings' driver API, cuda.core never
+# imported (runtime/launcher.py; its import was half of such a call, see
+# docs/notes/first-call.md).  The CPU twin with a stand-in driver is
+# tests/runtime/test_loading.py.
+_FIRST_CALL = '''
+import json, sys, time
+import cupy as cp
+a = cp.random.standard_normal((1024, 512), dtype=cp.float32)
+b = cp.random.standard_normal((512, 768), dtype=cp.float32)
+ref = a.astype(cp.float64) @ b.astype(cp.float64)
+cp.cuda.Device().synchronize()
+before = sorted(m for m in sys.modules if m.startswith("cuda.core"))
+import sgemm
+from sgemm.runtime import compiler
+if sys.argv[1] == "hit":
+    def no_compile(source, expr, *rest, **kw):
+        raise AssertionError(f"NVRTC compiled {expr}: the cache was not warm")
+    compiler.nvrtc_compile = no_compile
+t = time.perf_counter()
+c = sgemm.gemm(a, b)
+cp.cuda.Device().synchronize()
+ms = (time.perf_counter() - t) * 1e3
+err = float(cp.abs(c - ref).max() / cp.abs(ref).max())
+print(json.dumps({"before": before, "ms": ms, "err": err,
+                  "after": sorted(m for m in sys.modules if m.startswith("cuda.core"))}))
+'''
+
+
+def _fresh_process(phase: str, cache_dir) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, SGEMM_CACHE_DIR=str(cache_dir))
+    env.pop("SGEMM_LAUNCH", None)              # plans launch through cuLaunchKernelEx
+    r = subprocess.run([sys.executable, "-c", _FIRST_CALL, phase], capture_output=True,
+                       text=True, timeout=600, env=env)
+    assert r.returncode == 0, f"{phase}: {r.stderr[-4000:]}"
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_first_call_from_warm_kernels_does_not_import_cuda_core(tmp_path):
+    _fresh_process("warm", tmp_path / "cache")   # compiles what the bundle lacks, into the cache
+    hit = _fresh_process("hit", tmp_path / "cache")
+    if hit["before"]:
+        pytest.skip(f"CuPy itself imported {hit['before']}")
+    assert hit["err"] < 1e-5, hit
+    print(f"first sgemm.gemm of a fresh process, kernels warm: {hit['ms']:.1f} ms")
+    assert hit["after"] == [], f"the first call imported {hit['after']}"
