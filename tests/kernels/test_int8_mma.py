@@ -17,7 +17,7 @@ CASES = [(c, a) for c in SPEC.configs for a in ARCHS]
 
 
 @pytest.mark.parametrize("config,arch", CASES, ids=[f"{c}-{a}" for c, a in CASES])
-def test_compiles_without_spills(config, arch):
+def test_int8_mma_compiles_without_spills(config, arch):
     p = SPEC.configs[config]
     r = compile_kernel(SPEC.source, SPEC.name_expression(p), arch).resources()
     assert r["spill_stores"] == 0 and r["spill_loads"] == 0 and r["stack"] == 0, r
