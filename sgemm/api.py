@@ -11,8 +11,9 @@ from .plan import Plan
 
 
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
-         kernel="auto", precision=None, stream=None):
-    """alpha * op(a) @ op(b) + beta * c in FP32, op(x) = x.T when trans_x.
+         kernel="auto", precision=None, stream=None, bias=None, activation=None):
+    """activation(alpha * op(a) @ op(b) + beta * c + bias) in FP32, op(x) = x.T
+    when trans_x; without bias and activation, the plain GEMM.
 
     a, b, c: 2-D float32 arrays, all NumPy (copied to GPU 0; a NumPy array
     comes back) or all on one GPU (CuPy, PyTorch, anything with
@@ -29,11 +30,22 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     inputs: faster, less accurate, like cuBLAS's FAST_TF32).
     stream: where to launch; default the caller's current stream (CuPy's or
     PyTorch's).
+
+    bias: optional 1-D float32 vector of n entries (contiguous, from the
+    operands' package and device, not overlapping c): bias[j] is added to
+    column j of the m x n result, as ``torch.nn.Linear`` adds its bias to
+    each row of x @ W.T.  activation: None, "relu", "gelu" (exact, with erf:
+    ``torch.nn.functional.gelu``'s default approximate="none"), "gelu_tanh"
+    (approximate="tanh") or "silu".  Both are fused into the kernels' store
+    of C, in every scheme and precision; split-K applies them once, to the
+    sum of its slices.  With alpha == 0 or k == 0, C = activation(beta * c +
+    bias).
     """
     # Repeated calls on the same shapes reuse their launches (plan_cache.py);
     # anything it does not cache takes the full Plan path below it.
     return plan_cache.gemm(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a,
-                           trans_b=trans_b, kernel=kernel, precision=precision, stream=stream)
+                           trans_b=trans_b, kernel=kernel, precision=precision, stream=stream,
+                           bias=bias, activation=activation)
 
 
 def plan(a, b, c=None, **kwargs) -> Plan:
@@ -43,27 +55,31 @@ def plan(a, b, c=None, **kwargs) -> Plan:
 
 
 def gemm_batched(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
-                 kernel="auto", precision=None, stream=None):
+                 kernel="auto", precision=None, stream=None, bias=None, activation=None):
     """Strided-batched gemm on 3-D arrays (batch, rows, cols), one launch for
-    the whole batch.  A batch extent of 1 in a or b is broadcast."""
+    the whole batch.  A batch extent of 1 in a or b is broadcast.  bias (one
+    1-D vector of n entries, shared by every batch entry) and activation as
+    in ``gemm``."""
     return plan_cache.gemm_batched(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a,
                                    trans_b=trans_b, kernel=kernel, precision=precision,
-                                   stream=stream)
+                                   stream=stream, bias=bias, activation=activation)
 
 
-def matmul(a, b, *, kernel="auto", precision=None, stream=None):
+def matmul(a, b, *, kernel="auto", precision=None, stream=None, bias=None, activation=None):
     """NumPy ``matmul`` semantics for float32: 1-D operands are promoted (and
     the added dimension removed from the result), stacked batch dimensions
     broadcast.  The batch runs in one launch where the operands' batch strides
-    allow it, otherwise in one launch per non-collapsible outer index."""
-    args = (a, b, kernel, precision, stream)
-    if not plan_cache.plain(kernel, precision):
+    allow it, otherwise in one launch per non-collapsible outer index.
+    bias and activation as in ``gemm``: bias has one entry per column of
+    the result's matrices (1 when b is 1-D), shared by every batch entry."""
+    args = (a, b, kernel, precision, stream, bias, activation)
+    if not plan_cache.plain(kernel, precision, activation):
         return _matmul_uncached(*args)[1]
-    return plan_cache.call("matmul", (a, b), (kernel, precision), stream, _matmul_uncached,
-                           args)
+    return plan_cache.call("matmul", (a, b), (kernel, precision, activation), stream,
+                           _matmul_uncached, args, bias=bias)
 
 
-def _matmul_uncached(a, b, kernel, precision, stream):
+def _matmul_uncached(a, b, kernel, precision, stream, bias=None, activation=None):
     """matmul's full path: (plan, result)."""
     A, B = describe(a, "a"), describe(b, "b")
     if A.ndim == 0 or B.ndim == 0:
@@ -72,8 +88,8 @@ def _matmul_uncached(a, b, kernel, precision, stream):
     a2 = a[None, :] if A.ndim == 1 else a
     b2 = b[:, None] if B.ndim == 1 else b
     nd = max(A.ndim, B.ndim, 2)
-    p = Plan(a2, b2, None, kernel=kernel, precision=precision, stream=stream,
-             _ndims=tuple(range(2, nd + 1)), _what="matmul")
+    p = Plan(a2, b2, None, kernel=kernel, precision=precision, stream=stream, bias=bias,
+             activation=activation, _ndims=tuple(range(2, nd + 1)), _what="matmul")
     out = p.execute()
     if A.ndim == 1 and B.ndim == 1:
         return p, out[..., 0, 0]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import epilogue
 from .cost import WORKSPACE_MAX_BYTES
 from .errors import OutOfMemoryError
 from .kernels.params import TileParams
@@ -53,7 +54,8 @@ def split_for_grid(prob: Problem, spec: KernelSpec, p: TileParams) -> list[Probl
                 b=prob.b + 4 * (b_off + z0 * prob.stride_b), ldb=prob.ldb,
                 c=prob.c + 4 * (j0 * prob.ldc + z0 * prob.stride_c), ldc=prob.ldc,
                 alpha=prob.alpha, beta=prob.beta, batch=nz,
-                stride_a=prob.stride_a, stride_b=prob.stride_b, stride_c=prob.stride_c))
+                stride_a=prob.stride_a, stride_b=prob.stride_b, stride_c=prob.stride_c,
+                bias=epilogue.shift(prob.epi, prob.bias, 0, j0), epi=prob.epi))
     return out
 
 @dataclass(frozen=True)
@@ -144,7 +146,8 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
     K range goes to workspace slot s by running ``spec`` as a strided batch
     (K' = slice depth, A/B advanced by one slice per batch entry, alpha=1,
     beta=0), a shorter last slice as one more launch; then the ordered
-    reduction applies alpha/beta into C.  Batched problems split each batch
+    reduction applies alpha/beta and the epilogue (bias, activation) into C,
+    once, on the sum: the slices carry none of it.  Batched problems split each batch
     entry in turn (the workspace is reused; launches are stream-ordered)."""
     if scheme != "splitk":
         raise ValueError(f"scheme {scheme!r} has no special launches")
@@ -189,9 +192,36 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
             rp = rspec.configs["default"]
             kr = launcher.get_kernel(rspec, rp, False, False, False, dev)
             grid = reduce_grid(prob.m, prob.n, g["slices"], vec)
-            args = (np.int32(prob.m), np.int32(prob.n), np.int32(g["slices"]), ws, ldw, sw,
-                    np.float32(prob.alpha), np.float32(prob.beta), c0, prob.ldc)
+            args = reduce_args(prob.m, prob.n, g["slices"], ws, ldw, sw, prob.alpha,
+                               prob.beta, c0, prob.ldc, prob)
             out.append(Launch(kr, grid, 256, 0, args, role="epilogue"))
+    return out
+
+
+def reduce_args(m, n, slices, w, ldw, sw, alpha, beta, c, ldc, prob: Problem,
+                stride_c: int = 0) -> tuple:
+    """32_splitk_reduce.cu's arguments; the epilogue is ``prob``'s."""
+    return (np.int32(m), np.int32(n), np.int32(slices), w, ldw, sw, np.float32(alpha),
+            np.float32(beta), c, ldc, stride_c, prob.bias, np.int32(prob.epi))
+
+
+def epilogue_launches(problems: list[Problem], dev: DeviceInfo) -> list:
+    """C = act(beta * C + bias) where alpha == 0 or k == 0 (A and B unread):
+    the reduction with no slices (32_splitk_reduce.cu, S = 0), grid z over
+    batch entries.  Without an epilogue the scale kernel does this."""
+    from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC, reduce_grid
+    out = []
+    for prob in problems:
+        vec = (prob.c % 16 == 0 and prob.ldc % 4 == 0
+               and (prob.batch == 1 or prob.stride_c % 4 == 0))
+        rspec = REDUCE_VEC if vec else REDUCE_SCALAR
+        kr = launcher.get_kernel(rspec, rspec.configs["default"], False, False, False, dev)
+        gx = reduce_grid(prob.m, prob.n, 0, vec)[0]
+        for z0 in range(0, prob.batch, GRID_YZ_MAX):
+            nz = min(GRID_YZ_MAX, prob.batch - z0)
+            args = reduce_args(prob.m, prob.n, 0, 0, 0, 0, 0.0, prob.beta,
+                               prob.c + 4 * z0 * prob.stride_c, prob.ldc, prob, prob.stride_c)
+            out.append(Launch(kr, (gx, 1, nz), 256, 0, args, role="epilogue"))
     return out
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import epilogue
 from .errors import ArgumentError
 from .problem import Problem
 
@@ -61,11 +62,15 @@ def check_output(c: Mat, name: str = "c") -> None:
 
 def normalize(a: Mat, b: Mat, c: Mat, trans_a: bool, trans_b: bool,
               alpha: float, beta: float, batch: int = 1,
-              strides: tuple[int, int, int] = (0, 0, 0)) -> Problem:
-    """The canonical problem for c = alpha*op(a)@op(b) + beta*c.
+              strides: tuple[int, int, int] = (0, 0, 0), bias: int | None = None,
+              act: int = 0) -> Problem:
+    """The canonical problem for c = act(alpha*op(a)@op(b) + beta*c + bias).
 
     ``strides`` are the batch strides of (a, b, c) in elements; they do not
-    change under transposition, only the A/B roles swap with the layout."""
+    change under transposition, only the A/B roles swap with the layout.
+    ``bias`` (a pointer, or None) has one entry per column of c: the
+    canonical columns, or the canonical rows when c is row-major and the
+    problem is its transpose (epilogue.code).  ``act``: the activation code."""
     op_a = a.T if trans_a else a
     op_b = b.T if trans_b else b
     m, k = op_a.rows, op_a.cols
@@ -85,13 +90,15 @@ def normalize(a: Mat, b: Mat, c: Mat, trans_a: bool, trans_b: bool,
     assert not tc, "c_l is column-major by construction"
     return Problem(m=m, n=n, k=k, ta=ta, tb=tb, a=a_l.ptr, lda=lda, b=b_l.ptr, ldb=ldb,
                    c=c_l.ptr, ldc=ldc, alpha=alpha, beta=beta, batch=batch,
-                   stride_a=sa, stride_b=sb, stride_c=sc)
+                   stride_a=sa, stride_b=sb, stride_c=sc,
+                   bias=bias or 0, epi=epilogue.code(act, bias is not None, c_t))
 
 
 def reference(prob: Problem, mem) -> None:
     """Pure-NumPy model of the canonical problem on a flat float64 buffer
-    ``mem`` indexed in elements (pointers are element offsets here).  Used by
-    the CPU tests to check that normalize() computes what the user asked."""
+    ``mem`` indexed in elements (pointers are element offsets here, the
+    bias's too).  Used by the CPU tests to check that normalize() computes
+    what the user asked."""
     import numpy as np
     for z in range(prob.batch):
         A = np.empty((prob.m, prob.k))
@@ -108,4 +115,9 @@ def reference(prob: Problem, mem) -> None:
         for i in range(prob.m):
             for j in range(prob.n):
                 off = prob.c + z * prob.stride_c + i + j * prob.ldc
-                mem[off] = prob.alpha * AB[i, j] + (prob.beta * mem[off] if prob.beta else 0.0)
+                v = prob.alpha * AB[i, j] + (prob.beta * mem[off] if prob.beta else 0.0)
+                if prob.epi & epilogue.BIAS_M:
+                    v += mem[prob.bias + i]
+                elif prob.epi & epilogue.BIAS_N:
+                    v += mem[prob.bias + j]
+                mem[off] = float(epilogue.activate(v, epilogue.name_of(prob.epi)))

@@ -19,8 +19,9 @@ How (all in one plan, stream-ordered, PDL between the launches):
    (tuned table, heuristic) with alpha = 1, beta = 0, into a workspace C'.
    When its own scheme is split-K, the reduction launch is redirected to the
    real C instead (the slices are already in a workspace), so there is no C'.
-3. Otherwise ``splitk_reduce`` with one slice applies C = alpha*C' + beta*C to
-   the real m x n block (beta == 0 never reads C, as everywhere).
+3. Otherwise ``splitk_reduce`` with one slice applies C = alpha*C' + beta*C
+   (and the epilogue: bias, activation) to the real m x n block (beta == 0
+   never reads C, as everywhere).
 
 When: ``wants_pack`` -- FP32 auto dispatch, one problem (no batch), operands
 not float4-aligned, and at least PACK_MIN_INTENSITY flops per byte of extra
@@ -118,9 +119,12 @@ def _inner(prob: Problem, a, lda, b, ldb, c, ldc) -> Problem:
     """The aligned m4 x n4 x k problem on the copies; alpha, beta stay with
     the epilogue unless the GEMM writes C itself."""
     direct = _c_in_place(prob)
+    # the epilogue goes with alpha and beta: into the GEMM when it writes C
+    # (then m4 = m and n4 = n: same origin, same bias), else into the reduction
     return Problem(m=_ceil4(prob.m), n=_ceil4(prob.n), k=prob.k, ta=prob.ta, tb=prob.tb,
                    a=a, lda=lda, b=b, ldb=ldb, c=c, ldc=ldc,
-                   alpha=prob.alpha if direct else 1.0, beta=prob.beta if direct else 0.0)
+                   alpha=prob.alpha if direct else 1.0, beta=prob.beta if direct else 0.0,
+                   bias=prob.bias if direct else 0, epi=prob.epi if direct else 0)
 
 
 def _copies_floats(jobs: list) -> int:
@@ -142,7 +146,7 @@ def pack_launches(prob: Problem, dev, spec, params):
     original problem: tile counts are the same for m4 x n4, since tiles are
     multiples of 4) on the aligned copies, then the epilogue."""
     from .launches import (WorkspaceLaunch, allocate_workspace, direct_launches,
-                           scheme_for, scheme_launches)
+                           reduce_args, scheme_for, scheme_launches)
     from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC, reduce_grid
     from .kernels.utility import PACK
     from .runtime import launcher
@@ -195,8 +199,8 @@ def pack_launches(prob: Problem, dev, spec, params):
     rspec = REDUCE_VEC if vec else REDUCE_SCALAR
     kr = launcher.get_kernel(rspec, rspec.configs["default"], False, False, False, dev)
     grid = reduce_grid(prob.m, prob.n, int(slices), vec)
-    args = (np.int32(prob.m), np.int32(prob.n), slices, w, ldw, sw,
-            np.float32(prob.alpha), np.float32(prob.beta), prob.c, prob.ldc)
+    args = reduce_args(prob.m, prob.n, int(slices), w, ldw, sw, prob.alpha, prob.beta,
+                       prob.c, prob.ldc, prob)
     # the last launch holds the workspace too (there may be no copy launch)
     tail = WL(kr, grid, 256, 0, args, role="epilogue", workspace=owner)
     return spec, params, "pack+" + scheme, out + gemm + [tail]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 
+from . import epilogue
 from .problem import Problem
 
 PEEL_MAX = 16          # strips up to this wide take the gemv path
@@ -45,7 +46,9 @@ def sub(prob: Problem, r0: int, mr: int, c0: int, nc: int) -> Problem:
     a = prob.a + 4 * (r0 * prob.lda if prob.ta else r0)
     b = prob.b + 4 * (c0 if prob.tb else c0 * prob.ldb)
     c = prob.c + 4 * (r0 + c0 * prob.ldc)
-    return Problem(**{**prob.__dict__, "m": mr, "n": nc, "a": a, "b": b, "c": c})
+    bias = epilogue.shift(prob.epi, prob.bias, r0, c0)   # the strip's own bias entries
+    return Problem(**{**prob.__dict__, "m": mr, "n": nc, "a": a, "b": b, "c": c,
+                      "bias": bias})
 
 
 def remainders(prob: Problem) -> tuple[int, int]:

@@ -22,7 +22,7 @@ from .kernels.utility import SCALE
 from .layout import Mat, check_output, normalize, storage
 from .problem import Problem
 from .runtime import device as devmod
-from .launches import direct_launches, scheme_launches
+from .launches import direct_launches, epilogue_launches, scheme_launches
 from .runtime import launcher
 
 def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None = None):
@@ -35,6 +35,8 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
     if first.m == 0 or first.n == 0 or first.batch == 0:
         return None, None, "empty", []
     if first.k == 0 or first.alpha == 0.0:
+        if first.epi:     # act(beta * C + bias): the reduction with no slices
+            return None, None, "epilogue", epilogue_launches(problems, dev)
         if first.beta == 1.0:
             return None, None, "noop", []
         spec, params, scheme = SCALE, SCALE.configs["default"], "scale"
@@ -100,7 +102,9 @@ class Plan:
     _prepared: list = []
 
     def __init__(self, a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
-                 kernel="auto", precision=None, stream=None, _ndims=(2,), _what="gemm"):
+                 kernel="auto", precision=None, stream=None, bias=None, activation=None,
+                 _ndims=(2,), _what="gemm"):
+        act = V.activation(activation)
         alpha = V.scalar("alpha", alpha)
         beta = V.scalar("beta", beta)
         ta = V.flag("trans_a", trans_a)
@@ -123,6 +127,11 @@ class Plan:
             if D.size:
                 storage(_mat(D), D.name)
         M, N = op_a[0], op_b[1]
+        Bias = None
+        if bias is not None:
+            Bias = describe(bias, "bias")
+            V.bias(Bias, N, A)
+            V.same_place([A, Bias])
         try:
             out_batch = tuple(np.broadcast_shapes(A.shape[:-2], B.shape[:-2]))
         except ValueError:
@@ -140,7 +149,7 @@ class Plan:
                     if n > 1 and st == 0:
                         raise ArgumentError("c has a zero batch stride: its batch entries "
                                             "overlap (a broadcast view cannot be an output)")
-            V.no_overlap(C, [A, B])
+            V.no_overlap(C, [A, B] + ([Bias] if Bias is not None else []))
         elif beta != 0.0:
             raise ArgumentError(f"beta={beta} needs c: without c the result is "
                                 f"alpha*op(a)@op(b)")
@@ -157,6 +166,8 @@ class Plan:
             A, B = to_device(A, dev_id), to_device(B, dev_id)
             if C is not None:
                 C = to_device(C, dev_id)
+            if Bias is not None:
+                Bias = to_device(Bias, dev_id)
         kind = A.kind
         if C is None:
             out = empty_like_package(kind, A.obj, out_shape, dev_id)
@@ -166,14 +177,17 @@ class Plan:
         # device-side operands, output last: holds NumPy inputs' GPU copies for
         # as long as the launches point into them; the plan cache relocates from them
         self._operands = (A, B, C)
+        self._bias = Bias            # the device-side bias (the plan cache relocates it)
+        self.activation = activation
 
-        problems = self._problems(A, B, C, ta, tb, alpha, beta, out_batch)
+        problems = self._problems(A, B, C, ta, tb, alpha, beta, out_batch,
+                                  Bias.ptr if Bias is not None else None, act)
         self.problems = problems
         (self.kernel, self.params, self.scheme,
          self.launches) = prepare(problems, self.device, kernel, precision)
 
     @staticmethod
-    def _problems(A, B, C, ta, tb, alpha, beta, out_batch) -> list[Problem]:
+    def _problems(A, B, C, ta, tb, alpha, beta, out_batch, bias=None, act=0) -> list[Problem]:
         sl = [_batch_strides(D, out_batch) for D in (A, B, C)]
         s, (sa, sb, sc) = _collapse(out_batch, sl)
         inner = int(np.prod(out_batch[s:])) if out_batch else 1
@@ -181,7 +195,7 @@ class Plan:
         for idx in np.ndindex(*out_batch[:s]):
             offs = [sum(i * st[d] for d, i in enumerate(idx)) for st in sl]
             probs.append(normalize(_mat(A, offs[0]), _mat(B, offs[1]), _mat(C, offs[2]),
-                                   ta, tb, alpha, beta, inner, (sa, sb, sc)))
+                                   ta, tb, alpha, beta, inner, (sa, sb, sc), bias, act))
         return probs
 
     # -- inspection ---------------------------------------------------------------

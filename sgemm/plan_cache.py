@@ -33,6 +33,12 @@ of the key.  An output allocated by the call is allocated on a hit with the
 stored shape; its alignment, and that of NumPy inputs' GPU copies, is
 checked against the entry's (a mismatch takes the uncached path).
 
+A bias (the fused epilogue, epilogue.py) is a fourth operand: its shape and
+strides are in the key (the activation is in ``extra``), its pointer slot is
+relocated like the others', and a bias that overlaps a, b or c takes the
+uncached path (which raises for c; an overlap with a or b would make its
+pointer ambiguous).  Calls without a bias pay one ``is None`` test.
+
 On a hit the only checks left are what the key cannot imply: the operands
 share a device (and it is the current CuPy device for CuPy and NumPy), and
 an output passed in does not overlap a or b (a range test).  Plans with a
@@ -144,11 +150,12 @@ def _torch():
     return True
 
 
-def plain(kernel, precision) -> bool:
-    """kernel= and precision= of types the key can hold (anything else takes
-    the uncached path, which names the bad value)."""
+def plain(kernel, precision, activation=None) -> bool:
+    """kernel=, precision= and activation= of types the key can hold
+    (anything else takes the uncached path, which names the bad value)."""
     return ((kernel is None or type(kernel) is str or type(kernel) is int)
-            and (precision is None or type(precision) is str))
+            and (precision is None or type(precision) is str)
+            and (activation is None or type(activation) is str))
 
 
 # -- operands: (ptr, shape, strides, device, end of span), read once --------------
@@ -197,7 +204,7 @@ def _bypass(slow, args):
     return slow(*args)[1]
 
 
-def call(tag, xs, extra, stream, slow, args, ext=None):
+def call(tag, xs, extra, stream, slow, args, ext=None, bias=None):
     """One cached call of an entry point.
 
     tag: the entry point (part of the key).  xs: its operands, (a, b) or
@@ -206,7 +213,8 @@ def call(tag, xs, extra, stream, slow, args, ext=None):
     point, returning (plan or None, result); it runs on a miss (and the
     result is stored) and on anything this path does not handle.  ext:
     optional per-operand byte extents that replace the spans the shapes
-    imply (blas.sgemm: what the leading dimension addresses)."""
+    imply (blas.sgemm: what the leading dimension addresses).  bias: the
+    epilogue's bias vector, or None."""
     if not _ON:
         return _bypass(slow, args)
     cp = _cp if _cp is not None else _cupy()
@@ -245,6 +253,16 @@ def call(tag, xs, extra, stream, slow, args, ext=None):
         pc = shc = stc = None
     if devb != dev:
         return _bypass(slow, args)
+    if bias is None:
+        pz = shz = stz = None
+    else:
+        rz = read(bias) if type(bias) is t else None
+        if rz is None:
+            return _bypass(slow, args)
+        pz, shz, stz, devz, hz = rz
+        if (devz != dev or pz < ha and pa < hz or pz < hb and pb < hz
+                or has_c and pz < hc and pc < hz):
+            return _bypass(slow, args)
     try:
         if kind == TORCH:
             s = _tcur(dev) if stream is None else None
@@ -264,7 +282,7 @@ def call(tag, xs, extra, stream, slow, args, ext=None):
     else:
         bits = (pa & 15) | (pb & 15) << 4 | ((pc & 15) << 8 if has_c else 0)
         alias = pb - pa if pa < hb and pb < ha else None
-    key = (tag, kind, dev, bits, alias, extra, sha, sta, shb, stb, shc, stc)
+    key = (tag, kind, dev, bits, alias, extra, sha, sta, shb, stb, shc, stc, shz, stz)
 
     e = _entries.get(key)
     if e is not None and e.has_ws:
@@ -278,7 +296,7 @@ def call(tag, xs, extra, stream, slow, args, ext=None):
             _store(key, s, p, res, kind, has_c, alias, ext)
         return res
     if kind == NUMPY:
-        r = _hit_numpy(e, xs, s)
+        r = _hit_numpy(e, xs, s, bias)
         return r if r is not None else _bypass(slow, args)
     if not has_c:
         shape = e.out_shape
@@ -290,7 +308,7 @@ def call(tag, xs, extra, stream, slow, args, ext=None):
     else:
         out = xs[2]
     stats["hits"] += 1
-    _run(e, (pa, pb, pc), s)
+    _run(e, (pa, pb, pc) if bias is None else (pa, pb, pc, pz), s)
     return out
 
 
@@ -300,7 +318,7 @@ def _tdev(dev):
     return d
 
 
-def _hit_numpy(e, xs, s):
+def _hit_numpy(e, xs, s, bias=None):
     """NumPy operands: copy to GPU 0, launch, copy the result back (the
     uncached path's steps, without its validation and dispatch).  None when
     the copies are aligned unlike the entry's operands."""
@@ -309,6 +327,9 @@ def _hit_numpy(e, xs, s):
     ptrs = (g[0].data.ptr, g[1].data.ptr, out.data.ptr)
     if (ptrs[0] & 15) | (ptrs[1] & 15) << 4 | (ptrs[2] & 15) << 8 != e.align:
         return None
+    if bias is not None:
+        gz = _cp.asarray(bias)
+        ptrs += (gz.data.ptr,)
     stats["hits"] += 1
     _run(e, ptrs, s)
     launcher.as_stream(s).sync()
@@ -355,8 +376,11 @@ def _store(key, s_handle, plan, res, kind, has_c, alias, ext) -> None:
     ops = plan._operands
     if len(ops) != 3 or ops[2] is None:
         return
+    bias = getattr(plan, "_bias", None)
     ptrs = tuple(d.ptr for d in ops)
     spans = [_span(d, None if ext is None else ext[i]) for i, d in enumerate(ops)]
+    if bias is not None:
+        spans.append(bias.byte_span())
     out_shape = None
     if not has_c:
         out_shape = tuple(res.shape)
@@ -367,8 +391,8 @@ def _store(key, s_handle, plan, res, kind, has_c, alias, ext) -> None:
         return
     c_overlap = any(spans[2][0] < spans[j][1] and spans[j][0] < spans[2][1] for j in (0, 1))
     relocatable = not c_overlap and min(sp[0] for sp in spans) >= _PTR_MIN
-    if not relocatable and (not has_c or kind == NUMPY):
-        return                              # keyed by address it would never hit
+    if not relocatable and (not has_c or kind == NUMPY or bias is not None):
+        return      # keyed by address it would never hit (or, with a bias, hit stale)
     # with a and b overlapping, every pointer into either is relative to a
     owners = [(spans[2], 2, ptrs[2])]
     if ab:
@@ -376,6 +400,8 @@ def _store(key, s_handle, plan, res, kind, has_c, alias, ext) -> None:
                        0, ptrs[0]))
     else:
         owners += [(spans[0], 0, ptrs[0]), (spans[1], 1, ptrs[1])]
+    if bias is not None:
+        owners.append((spans[3], 3, bias.ptr))
     launches, relocs, has_ws = [], [], False
     for l in plan.launches:
         if getattr(l, "workspace", None) is not None:
@@ -418,40 +444,42 @@ def _plan_cls():
 
 
 def gemm_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream,
-                  ndims=(2,), what="gemm"):
+                  bias=None, activation=None, ndims=(2,), what="gemm"):
     """The full path: validate, lay out, dispatch, launch; (plan, result)."""
     p = _plan_cls()(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
-                    kernel=kernel, precision=precision, stream=stream, _ndims=ndims,
-                    _what=what)
+                    kernel=kernel, precision=precision, stream=stream, bias=bias,
+                    activation=activation, _ndims=ndims, _what=what)
     return p, p.execute()
 
 
 def _gemm_like(tag, uncached, args):
     """``gemm`` and ``gemm_batched``: plain scalars and flags go through the
     cache, anything else takes the uncached path (which names it)."""
-    a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream = args
+    a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream, bias, act = args
     if not (type(alpha) in _SCALARS and type(beta) in _SCALARS and type(trans_a) is bool
-            and type(trans_b) is bool and plain(kernel, precision)):
+            and type(trans_b) is bool and plain(kernel, precision, act)):
         return _bypass(uncached, args)
     return call(tag, (a, b) if c is None else (a, b, c),
-                (float(alpha), float(beta), trans_a, trans_b, kernel, precision),
-                stream, uncached, args)
+                (float(alpha), float(beta), trans_a, trans_b, kernel, precision, act),
+                stream, uncached, args, bias=bias)
 
 
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
-         kernel="auto", precision=None, stream=None):
+         kernel="auto", precision=None, stream=None, bias=None, activation=None):
     """``sgemm.gemm`` with a plan cache (same arguments, same result)."""
     return _gemm_like("gemm", gemm_uncached, (a, b, c, alpha, beta, trans_a, trans_b,
-                                              kernel, precision, stream))
+                                              kernel, precision, stream, bias, activation))
 
 
-def _batched_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream):
+def _batched_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream,
+                      bias=None, activation=None):
     return gemm_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream,
-                         (3,), "gemm_batched")
+                         bias, activation, (3,), "gemm_batched")
 
 
 def gemm_batched(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
-                 kernel="auto", precision=None, stream=None):
+                 kernel="auto", precision=None, stream=None, bias=None, activation=None):
     """``sgemm.gemm_batched`` with a plan cache (same arguments, same result)."""
     return _gemm_like("gemm_batched", _batched_uncached, (a, b, c, alpha, beta, trans_a,
-                                                          trans_b, kernel, precision, stream))
+                                                          trans_b, kernel, precision, stream,
+                                                          bias, activation))

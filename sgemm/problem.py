@@ -1,6 +1,6 @@
 """The canonical problem every kernel sees (see kernels/cuda/common.cuh).
 
-    C[m x n, column-major, ldc] = alpha * op(A) * op(B) + beta * C
+    C[m x n, column-major, ldc] = act(alpha * op(A) * op(B) + beta * C + bias)
 
 ``layout.normalize`` builds one of these from any accepted user call; the
 BLAS front end builds one directly.  Pointers are integers (device addresses);
@@ -30,6 +30,8 @@ class Problem:
     stride_a: int = 0   # elements between batch entries (0: broadcast)
     stride_b: int = 0
     stride_c: int = 0
+    bias: int = 0       # device pointer of the bias vector (0: none)
+    epi: int = 0        # epilogue code (epilogue.py): activation | bias axis; 0: none
 
     @property
     def flops(self) -> int:

@@ -104,3 +104,35 @@ def inner(op_a_shape, op_b_shape, trans_a: bool, trans_b: bool) -> None:
             f"shapes do not match: op(a) = a{ta} is {op_a_shape[0]}x{op_a_shape[1]} and "
             f"op(b) = b{tb} is {op_b_shape[0]}x{op_b_shape[1]}; the inner dimensions "
             f"{op_a_shape[1]} and {op_b_shape[0]} differ")
+
+
+def activation(v) -> int:
+    """activation=: None or one of epilogue.ACTIVATIONS' names; its code."""
+    from .epilogue import activation_code
+    return activation_code(v)
+
+
+def bias(d: ArrayDesc, n: int, like: ArrayDesc) -> None:
+    """bias=: a 1-D float32 vector of the output's n columns, in the
+    operands' package and place.  Contiguous: the kernels read bias[j] at
+    unit stride (a strided view is rejected rather than copied silently).
+    That it does not overlap c is checked with c (no_overlap)."""
+    if d.dtype != F32:
+        raise ArgumentTypeError(f"bias has dtype {d.dtype}; sgemm adds a float32 bias "
+                                f"(convert with bias.astype('float32'))")
+    if d.ndim != 1:
+        raise ArgumentError(f"bias has {d.ndim} dimension(s) (shape {d.shape}); it must be "
+                            f"1-D: one entry per column of the result")
+    if d.shape[0] != n:
+        raise ArgumentError(f"bias has {d.shape[0]} entries but the result has {n} columns; "
+                            f"bias[j] is added to column j")
+    if n > 1 and d.strides[0] != 1:
+        raise ArgumentError(f"bias has stride {d.strides[0]} elements; it must be contiguous "
+                            f"(pass a contiguous copy)")
+    if (d.device is None) != (like.device is None) or (
+            d.kind != like.kind and "numpy" in (d.kind, like.kind)):
+        raise DeviceError(f"bias is on {d.where} but {like.name} is on {like.where}; bias "
+                          f"must be where the operands are")
+    if d.kind != like.kind:
+        raise ArgumentTypeError(f"bias is a {d.kind} array but {like.name} is a {like.kind} "
+                                f"array; pass all arrays from one package")

@@ -429,7 +429,7 @@ def test_fused_specs_and_scheme_names():
     # a direct launch passes no workspace and one slice of depth K
     args = fused.args(pr)
     assert args[-4:-2] == (0, 0) and int(args[-2]) == 65536 and int(args[-1]) == 1
-    assert len(args) == 18
+    assert len(args) == 20        # SGEMM_PARAMS (14), bias and epilogue code, then 4
 
 
 def test_gemv_wide_choice_fills_the_gpu():
@@ -571,22 +571,39 @@ class _FakeKernel:
         self.spec, self.ta, self.tb = spec, ta, tb
 
 
-def _emulate(launches, mem):
+def _epilogue(v, rows, j, bias, epi, mem):
+    """common.cuh's Epi on column j's rows (a NumPy vector) of a result."""
+    from sgemm import epilogue
+    epi = int(epi)
+    if epi & epilogue.BIAS_M:
+        v = v + mem[bias // 4 + rows]
+    elif epi & epilogue.BIAS_N:
+        v = v + mem[bias // 4 + j]
+    return epilogue.activate(v, epilogue.name_of(epi))
+
+
+def _emulate(launches, mem, counts=None):
     """Run SGEMM_PARAMS / splitk_reduce launches on a flat float64 memory
-    (pointers are byte offsets into it)."""
+    (pointers are byte offsets into it).  counts, if given, counts epilogue
+    applications per C element offset."""
     for l in launches:
         k = l.kernel
         if k.spec.name.startswith("splitk_reduce"):
-            M, N, S, W, ldw, sw, alpha, beta, C, ldc = l.args
+            M, N, S, W, ldw, sw, alpha, beta, C, ldc, sc, bias, epi = l.args
             W, C = W // 4, C // 4
-            for j in range(int(N)):
-                acc = np.zeros(int(M))
-                for s in range(int(S)):
-                    acc += mem[W + s * sw + j * ldw: W + s * sw + j * ldw + int(M)]
-                col = slice(C + j * ldc, C + j * ldc + int(M))
-                mem[col] = float(alpha) * acc + (float(beta) * mem[col] if beta != 0 else 0)
+            for z in range(l.grid[2]):
+                for j in range(int(N)):
+                    acc = np.zeros(int(M))
+                    for s in range(int(S)):
+                        acc += mem[W + s * sw + j * ldw: W + s * sw + j * ldw + int(M)]
+                    col = slice(C + z * sc + j * ldc, C + z * sc + j * ldc + int(M))
+                    v = float(alpha) * acc + (float(beta) * mem[col] if beta != 0 else 0)
+                    mem[col] = _epilogue(v, np.arange(int(M)), j, bias, epi, mem)
+                    if counts is not None and int(epi):
+                        for i in range(col.start, col.stop):
+                            counts[i] = counts.get(i, 0) + 1
             continue
-        (M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc) = l.args
+        (M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, bias, epi) = l.args
         M, N, K = int(M), int(N), int(K)
         for z in range(l.grid[2]):
             Az, Bz, Cz = A // 4 + z * sa, B // 4 + z * sb, C // 4 + z * sc
@@ -597,7 +614,11 @@ def _emulate(launches, mem):
             prod = opA @ opB
             for j in range(N):
                 col = slice(Cz + j * ldc, Cz + j * ldc + M)
-                mem[col] = float(alpha) * prod[:, j] + (float(beta) * mem[col] if beta != 0 else 0)
+                v = float(alpha) * prod[:, j] + (float(beta) * mem[col] if beta != 0 else 0)
+                mem[col] = _epilogue(v, np.arange(M), j, bias, epi, mem)
+                if counts is not None and int(epi):
+                    for i in range(col.start, col.stop):
+                        counts[i] = counts.get(i, 0) + 1
 
 
 @pytest.mark.parametrize("m,n,k,ta,tb,split,bk", [(5, 3, 97, False, False, 4, 8),
@@ -631,6 +652,43 @@ def test_splitk_launches_emulated(monkeypatch, m, n, k, ta, tb, split, bk):
     np.testing.assert_allclose(C, 0.5 * opA @ opB - 2.0 * C0, rtol=1e-12, atol=1e-12)
     kc, full, rem = schemes.split_slices(k, split, bk)
     assert len(ls) == (1 if full else 0) + (1 if rem else 0) + 1
+
+
+@pytest.mark.parametrize("axis", ["m", "n"])
+@pytest.mark.parametrize("act", ["relu", "gelu", "gelu_tanh", "silu"])
+def test_splitk_applies_the_epilogue_once_after_the_sum(monkeypatch, axis, act):
+    """Split-K with bias and activation: the slices go to the workspace
+    without any epilogue and the reduction applies it once per element, to
+    the sum (act(sum) is not sum(act(slice)), and a bias added per slice
+    would count S times)."""
+    from sgemm import epilogue, launches
+    from sgemm.runtime import launcher
+    monkeypatch.setattr(launcher, "get_kernel",
+                        lambda spec, p, ta_, tb_, al, dev: _FakeKernel(spec, ta_, tb_))
+    m, n, k, split = 6, 5, 96, 4
+    rng = np.random.default_rng(7)
+    a_n, b_n, c_n = m * k, k * n, m * n
+    bias_at = a_n + b_n + c_n
+    ws_at = bias_at + 16
+    mem = np.zeros(ws_at + 8 * (m + 4) * n + 64)
+    mem[:bias_at + 8] = rng.standard_normal(bias_at + 8)
+    monkeypatch.setattr(launches, "allocate_workspace", lambda nf, dev: (None, 4 * ws_at))
+    epi = epilogue.code(epilogue.activation_code(act), True, axis == "m")
+    pr = Problem(m=m, n=n, k=k, ta=False, tb=False, a=0, lda=m, b=4 * a_n, ldb=k,
+                 c=4 * (a_n + b_n), ldc=m, alpha=0.5, beta=-2.0, bias=4 * bias_at, epi=epi)
+    params = schemes.SPLITK_CONFIGS["small"].replace(split_k=split, BK=8)
+    ls = dispatch.scheme_launches([pr], schemes.TILE, params, "splitk", H100)
+    assert all(int(l.args[-1]) == 0 for l in ls[:-1])     # the slices: no epilogue
+    A = mem[:a_n].reshape(k, m).T
+    B = mem[a_n:a_n + b_n].reshape(n, k).T
+    C0 = mem[a_n + b_n:bias_at].reshape(n, m).T.copy()
+    bias = mem[bias_at:bias_at + (m if axis == "m" else n)]
+    counts = {}
+    _emulate(ls, mem, counts)
+    C = mem[a_n + b_n:bias_at].reshape(n, m).T
+    z = 0.5 * A @ B - 2.0 * C0 + (bias[:, None] if axis == "m" else bias[None, :])
+    np.testing.assert_allclose(C, epilogue.activate(z, act), rtol=1e-12, atol=1e-12)
+    assert sorted(counts.values()) == [1] * (m * n)
 
 
 def test_rs_kernel_takes_float4_copies_only_for_whole_chunks():

@@ -172,8 +172,11 @@ def _view(ptr, shape, estrides):
     return np.lib.stride_tricks.as_strided(buf, shape, tuple(4 * s for s in estrides))
 
 
-def host_kernel(m, n, k, ta, tb, a, lda, b, ldb, c, ldc, alpha, beta, batch, sa, sb, sc):
-    """C = alpha op(A) op(B) + beta C, column-major, as common.cuh defines it."""
+def host_kernel(m, n, k, ta, tb, a, lda, b, ldb, c, ldc, alpha, beta, batch, sa, sb, sc,
+                bias=0, epi=0):
+    """C = act(alpha op(A) op(B) + beta C + bias), column-major, as common.cuh
+    defines it."""
+    from sgemm import epilogue
     for z in range(batch):
         A = _view(a + 4 * z * sa, (m, k), (lda, 1) if ta else (1, lda)).astype(np.float64)
         B = _view(b + 4 * z * sb, (k, n), (ldb, 1) if tb else (1, ldb)).astype(np.float64)
@@ -181,7 +184,11 @@ def host_kernel(m, n, k, ta, tb, a, lda, b, ldb, c, ldc, alpha, beta, batch, sa,
         r = float(alpha) * (A @ B)
         if float(beta) != 0.0:
             r = r + float(beta) * C.astype(np.float64)
-        C[...] = r.astype(F32)
+        if epi & epilogue.BIAS_M:
+            r = r + _view(bias, (m, 1), (1, 1)).astype(np.float64)
+        elif epi & epilogue.BIAS_N:
+            r = r + _view(bias, (1, n), (1, 1)).astype(np.float64)
+        C[...] = epilogue.activate(r, epilogue.name_of(epi)).astype(F32)
 
 
 @dataclass(frozen=True)
@@ -213,7 +220,8 @@ def fake_prepare(problems, dev, kernel="auto", precision=None):
             b_off = j0 if p.tb else j0 * p.ldb
             args = (p.m, nj, p.k, int(p.ta), int(p.tb), p.a, p.lda, p.b + 4 * b_off, p.ldb,
                     p.c + 4 * j0 * p.ldc, p.ldc, F32(p.alpha), F32(p.beta), p.batch,
-                    p.stride_a, p.stride_b, p.stride_c)
+                    p.stride_a, p.stride_b, p.stride_c,
+                    p.bias + (4 * j0 if p.epi & 16 else 0), np.int32(p.epi))
             out.append(FakeLaunch(host_kernel, (1, 1, 1), 32, 0, args, workspace=ws))
     return None, None, "fake", out
 
@@ -630,3 +638,34 @@ def test_no_driver_takes_the_uncached_path(monkeypatch):
     out = plan_cache.call("gemm", (a, a), (), None,
                           lambda *x: (calls.append(x), (None, "uncached"))[1], (1,))
     assert out == "uncached" and calls == [(1,)]
+
+
+# -- the fused epilogue's bias: a fourth relocated operand ----------------------------
+def _ref_epi(r, bias, act):
+    from sgemm import epilogue
+    return epilogue.activate(r + np.asarray(bias, np.float64)[None, :], act)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_bias_relocates_and_activation_is_keyed(order):
+    for i in range(3):
+        a, b = cparr(rnd((6, 5), i)), cparr(rnd((5, 7), 10 + i))
+        bias = cparr(rnd((7,), 30 + i))
+        c = (cparr(np.full((7, 6), np.nan, F32)).T if order == "F"    # column-major
+             else cparr(np.full((6, 7), np.nan, F32)))
+        assert sgemm.gemm(a, b, c, bias=bias, activation="gelu") is c
+        close(c, _ref_epi(ref(a.get(), b.get()), bias.get(), "gelu"))
+        sgemm.gemm(a, b, c, bias=bias, activation="relu")      # another key
+        close(c, _ref_epi(ref(a.get(), b.get()), bias.get(), "relu"))
+        sgemm.gemm(a, b, c)                                     # and the plain call
+        close(c, ref(a.get(), b.get()))
+    assert misses() == 3
+    assert plan_cache.stats["hits"] == 6
+
+
+def test_bias_overlapping_c_raises_on_a_hit():
+    a, b = cparr(rnd((6, 5), 1)), cparr(rnd((5, 7), 2))
+    c, bias = cparr(np.zeros((6, 7), F32)), cparr(rnd((7,), 3))
+    sgemm.gemm(a, b, c, bias=bias)
+    with pytest.raises(ArgumentError, match="c overlaps bias"):
+        sgemm.gemm(a, b, c, bias=c[0])

@@ -146,16 +146,24 @@ class _EmulatedApi:
     calls: list = []
 
     @classmethod
-    def gemm(cls, a, b, c, *, alpha=1.0, beta=0.0, precision=None):
+    def gemm(cls, a, b, c, *, alpha=1.0, beta=0.0, precision=None, bias=None,
+             activation=None):
         for x in (a, b, c):
             assert type(x) is torch.Tensor, type(x)
             st_ = x.stride()
             assert st_[-1] == 1 or st_[-2] == 1, (x.shape, st_)
         assert precision in ("ieee", "tf32x3", "tf32")
-        cls.calls.append((tuple(a.shape), tuple(b.shape), precision))
+        cls.calls.append((tuple(a.shape), tuple(b.shape), precision, activation,
+                          bias is not None))
         r = alpha * (a.double() @ b.double())
         if beta != 0.0:
             r = r + beta * c.double()
+        if bias is not None:                 # sgemm.gemm's contract: bias[j] to column j
+            assert type(bias) is torch.Tensor and bias.dim() == 1
+            assert bias.shape[0] == c.shape[-1] and bias.is_contiguous()
+            r = r + bias.double()
+        if activation is not None:
+            r = functional.ACTIVATIONS[activation](r)
         c.copy_(r)
         return c
 
@@ -171,8 +179,8 @@ def emulated(monkeypatch):
     lib.impl("bmm", lambda a, b, precision="tf32x3": _impl.bmm(a, b, precision), "CPU")
     lib.impl("addmm", lambda i, a, b, beta=1.0, alpha=1.0, precision="tf32x3":
              _impl.addmm(i, a, b, beta, alpha, precision), "CPU")
-    lib.impl("linear", lambda x, w, bias=None, precision="tf32x3":
-             _impl.linear(x, w, bias, precision), "CPU")
+    lib.impl("linear", lambda x, w, bias=None, precision="tf32x3", activation=None:
+             _impl.linear(x, w, bias, precision, activation), "CPU")
     yield _EmulatedApi
     lib._destroy()
 
@@ -201,6 +209,11 @@ OPCHECK_CASES = [
     ("addmm", lambda: (_r(5, 1), _r(5, 3), _r(3, 4), 1.0, 1.0, "tf32x3")),
     ("linear", lambda: (_r(2, 7, 3), _r(4, 3), _r(4), "ieee")),
     ("linear", lambda: (_r(3), _r(4, 3), None, "tf32x3")),
+    ("linear", lambda: (_r(2, 7, 3), _r(4, 3), _r(4), "ieee", "gelu")),
+    ("linear", lambda: (_r(6, 3), _r(4, 3), None, "tf32", "gelu_tanh")),
+    ("linear", lambda: (_r(6, 3), _r(4, 3), _r(4), "tf32x3", "relu")),
+    ("linear", lambda: (_r(5, 3), _r(4, 3), _r(4), "ieee", "silu")),
+    ("addmm", lambda: (_r(4), _r(5, 3), _r(3, 4), 1.0, 1.0, "ieee")),    # fused bias
 ]
 
 
@@ -219,12 +232,16 @@ def _reference(name, args):
         return d, torch.bmm(d[0], d[1])
     if name == "addmm":
         return d, torch.addmm(d[0], d[1], d[2], beta=d[3], alpha=d[4])
-    return d, F.linear(d[0], d[1], d[2])
+    y = F.linear(d[0], d[1], d[2])
+    act = functional.ACTIVATIONS[d[4] if len(d) > 4 else None]
+    return d, y if act is None else act(y)
 
 
 def _call(path, name, args):
     if path == "op":
         return getattr(torch.ops.sgemm, name)(*args)
+    if name == "linear" and len(args) == 5:
+        return st.linear(*args[:3], precision=args[3], activation=args[4])
     tensors, prec = args[:-1], args[-1]
     if name == "addmm":
         return st.addmm(*tensors[:3], beta=tensors[3], alpha=tensors[4], precision=prec)
@@ -245,7 +262,8 @@ def test_gradients_match_torch(eager_on_cpu, path, name, make):
         if torch.is_tensor(x) and x.requires_grad:
             assert x.grad is not None and x.grad.shape == x.shape
             assert torch.allclose(x.grad.double(), xd.grad, rtol=1e-5, atol=1e-5)
-    assert eager_on_cpu.calls and all(c[2] == args[-1] for c in eager_on_cpu.calls)
+    prec = args[3] if name == "linear" and len(args) == 5 else args[-1]
+    assert eager_on_cpu.calls and all(c[2] == prec for c in eager_on_cpu.calls)
 
 
 def test_backward_gemm_count_and_precision(eager_on_cpu):
@@ -480,3 +498,43 @@ def test_mode_leaves_unsupported_forms_to_torch(mode_on_cpu):
                 except RuntimeError:
                     pass                                            # torch's own error
         assert spy.calls == []
+
+
+# -- the fused epilogue ---------------------------------------------------------------------
+def test_linear_fuses_bias_and_activation_when_no_gradient(eager_on_cpu):
+    """Inference: one GEMM call with bias and activation fused.  Training:
+    the bias is fused, the activation is PyTorch's on the GEMM's output (the
+    pre-activation its backward needs)."""
+    x, w, b = _r(6, 3), _r(4, 3), _r(4)
+    with torch.no_grad():
+        y = st.linear(x, w, b, activation="gelu", precision="ieee")
+    assert eager_on_cpu.calls == [((6, 3), (3, 4), "ieee", "gelu", True)]
+    assert torch.allclose(y, F.gelu(F.linear(x, w, b)), atol=1e-6)
+    eager_on_cpu.calls.clear()
+    st.linear(x, w, b, activation="gelu", precision="ieee").sum().backward()
+    assert eager_on_cpu.calls[0] == ((6, 3), (3, 4), "ieee", None, True)
+    assert all(c[3] is None for c in eager_on_cpu.calls)      # backward GEMMs: plain
+
+
+def test_linear_module_passes_its_activation(eager_on_cpu, monkeypatch):
+    lin = st.Linear(3, 4, precision="ieee", activation="silu")
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    x = torch.randn(5, 3)
+    with torch.no_grad():
+        y = lin(x)
+    assert eager_on_cpu.calls[-1][3:] == ("silu", True)
+    assert torch.allclose(y, F.silu(F.linear(x, lin.weight, lin.bias)), atol=1e-6)
+
+
+def test_addmm_takes_a_row_vector_as_the_fused_bias(eager_on_cpu):
+    i, a, b = torch.randn(4), torch.randn(5, 3), torch.randn(3, 4)
+    out = st.addmm(i, a, b, beta=0.5)
+    assert eager_on_cpu.calls[-1][4] is True                  # bias, no copy into c
+    assert torch.allclose(out, torch.addmm(i, a, b, beta=0.5), atol=1e-6)
+
+
+def test_linear_op_rejects_unknown_activation():
+    with FakeTensorMode():
+        x, w = torch.empty(2, 3, device="cuda"), torch.empty(4, 3, device="cuda")
+        with pytest.raises(ValueError, match="activation"):
+            torch.ops.sgemm.linear(x, w, None, "ieee", "tanh")

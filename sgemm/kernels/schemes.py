@@ -405,7 +405,8 @@ def sgemm_args(prob: Problem) -> tuple:
     """SGEMM_PARAMS in order (what KernelSpec.args gives a spec without args_fn)."""
     return (np.int32(prob.m), np.int32(prob.n), np.int32(prob.k), np.float32(prob.alpha),
             prob.a, prob.lda, prob.stride_a, prob.b, prob.ldb, prob.stride_b,
-            np.float32(prob.beta), prob.c, prob.ldc, prob.stride_c)
+            np.float32(prob.beta), prob.c, prob.ldc, prob.stride_c, prob.bias,
+            np.int32(prob.epi))
 
 
 def fused_direct_args(prob: Problem) -> tuple:

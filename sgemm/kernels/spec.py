@@ -127,7 +127,8 @@ class KernelSpec:
         return p.threads
 
     def args(self, prob: Problem) -> tuple:
-        """Arguments in the order of SGEMM_PARAMS (common.cuh).  Python ints go
+        """Arguments in the order of SGEMM_PARAMS (common.cuh), the epilogue's
+        bias pointer and code last.  Python ints go
         to cuda.core as 64-bit (pointers, long long); int and float are typed."""
         if self.args_fn is not None:
             return self.args_fn(prob)
@@ -136,7 +137,8 @@ class KernelSpec:
                 prob.a, prob.lda, prob.stride_a,
                 prob.b, prob.ldb, prob.stride_b,
                 np.float32(prob.beta),
-                prob.c, prob.ldc, prob.stride_c)
+                prob.c, prob.ldc, prob.stride_c,
+                prob.bias, np.int32(prob.epi))
 
 
 def _b(x: bool) -> str:

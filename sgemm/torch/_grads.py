@@ -7,6 +7,9 @@ or the eager implementations (_impl.py, used by functional.py's fast path).
 Transposes are views; sgemm reads them in place.
 
     dA = dC @ B^T        dB = A^T @ dC        dbias = sum of dC over rows
+
+With a fused activation y = act(z), dC = dy * act'(z) first
+(``activation_backward``): relu from y itself, the others from z.
 """
 from __future__ import annotations
 
@@ -47,3 +50,22 @@ def linear_grads(mm, x, w, g, precision, needs):
     dw = mm(g2.t(), x.reshape(rows, n_in), precision) if needs[1] else None
     db = g2.sum(0) if len(needs) > 2 and needs[2] else None
     return dx, dw, db
+
+
+def activation_backward(g, activation, z=None, y=None):
+    """dL/dz from dL/dy for y = activation(z), by ATen's own backward
+    kernels (traceable, the same formulas as torch's activations): relu
+    needs only y (z > 0 where y > 0), gelu/gelu_tanh/silu need z."""
+    import torch
+    aten = torch.ops.aten
+    if activation is None:
+        return g
+    if activation == "relu":
+        return aten.threshold_backward(g, y, 0)
+    if activation == "gelu":
+        return aten.gelu_backward(g, z, approximate="none")
+    if activation == "gelu_tanh":
+        return aten.gelu_backward(g, z, approximate="tanh")
+    if activation == "silu":
+        return aten.silu_backward(g, z)
+    raise ValueError(f"activation={activation!r}")

@@ -2,10 +2,12 @@
 torch tensor out, the GEMM through sgemm's plan cache.
 
 Every output is allocated here with ``torch.empty`` (torch's caching
-allocator, so a CUDA graph capture owns it) and handed to sgemm as ``c``;
-bias and ``beta * input`` are copied into it first and read back through
-sgemm's ``beta``.  Nothing here synchronizes the host.  sgemm launches on
-the caller's current torch stream.
+allocator, so a CUDA graph capture owns it) and handed to sgemm as ``c``.
+A bias vector (linear's; addmm's 1-D input) and the activation go to the
+kernels' fused epilogue (sgemm.gemm's bias= and activation=); any other
+``beta * input`` is copied into c first and read back through sgemm's
+``beta``.  Nothing here synchronizes the host.  sgemm launches on the
+caller's current torch stream.
 
 Only the GEMM call (``gemm_into``) touches sgemm: the CPU tests replace it
 with a torch emulation to run everything else here on CPU tensors.
@@ -20,6 +22,10 @@ from .. import api as _api
 
 _PLAIN = torch.Tensor
 _F32 = torch.float32
+# torch's own activations, for the k == 0 case only (no GEMM to fuse into)
+_TORCH_ACT = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
+              "gelu_tanh": lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
+              "silu": torch.nn.functional.silu}
 
 
 def _ready(x: torch.Tensor) -> torch.Tensor:
@@ -45,18 +51,38 @@ CAPTURE_HINT = (
     "See docs/torch.md, 'CUDA graphs'.")
 
 
+def _vector(x: torch.Tensor) -> torch.Tensor:
+    """A bias as sgemm takes it: a plain, contiguous tensor."""
+    if type(x) is not _PLAIN:
+        x = x.detach()
+    return x if x.stride(0) == 1 or x.shape[0] <= 1 else x.contiguous()
+
+
 def gemm_into(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, precision: str,
-              alpha: float = 1.0, beta: float = 0.0) -> torch.Tensor:
-    """out = alpha * a @ b + beta * out, 2-D or batched 3-D; a and b may be
-    transposed views.  Returns out."""
+              alpha: float = 1.0, beta: float = 0.0, bias: torch.Tensor | None = None,
+              activation: str | None = None) -> torch.Tensor:
+    """out = activation(alpha * a @ b + beta * out + bias), 2-D or batched
+    3-D; a and b may be transposed views, bias (one entry per column of out)
+    and the activation are fused into the GEMM.  Returns out."""
     if out.numel() == 0:
         return out
-    if a.shape[-1] == 0:               # an empty sum: only beta * out is left
-        return out.mul_(beta) if beta != 0.0 else out.zero_()
+    if bias is not None:
+        bias = _vector(bias)
+    if a.shape[-1] == 0:               # an empty sum: activation(beta * out + bias) is left
+        out.mul_(beta) if beta != 0.0 else out.zero_()
+        if bias is not None:
+            out.add_(bias)
+        if activation is not None:
+            out.copy_(_TORCH_ACT[activation](out))
+        return out
     a, b = _ready(a), _ready(b)
     run = _api.gemm if out.dim() == 2 else _api.gemm_batched
     try:
-        run(a, b, out, alpha=alpha, beta=beta, precision=precision)
+        if bias is None and activation is None:   # the plain call: its plan-cache key
+            run(a, b, out, alpha=alpha, beta=beta, precision=precision)
+        else:
+            run(a, b, out, alpha=alpha, beta=beta, precision=precision, bias=bias,
+                activation=activation)
     except Exception as e:
         if torch.cuda.is_current_stream_capturing():
             raise RuntimeError(CAPTURE_HINT) from e
@@ -99,13 +125,19 @@ def addmm(input: torch.Tensor, a: torch.Tensor, b: torch.Tensor, beta: float,
     _shapes("addmm", a, b, 2)
     _f32("addmm", "input", input)
     out = torch.empty((a.shape[0], b.shape[1]), dtype=_F32, device=a.device)
-    if beta != 0.0:                    # beta == 0 ignores input (NaN included), as torch does
-        out.copy_(input)               # broadcasts (and raises where it cannot)
+    if beta == 0.0:                    # beta == 0 ignores input (NaN included), as torch does
+        return gemm_into(a, b, out, precision, alpha, 0.0)
+    if input.dim() == 1 and input.shape[0] == out.shape[1] and out.shape[1] > 1:
+        # a row vector (nn.Linear's bias): the fused epilogue, no copy into out
+        return gemm_into(a, b, out, precision, alpha, 0.0,
+                         bias=input if beta == 1.0 else input * beta)
+    out.copy_(input)                   # broadcasts (and raises where it cannot)
     return gemm_into(a, b, out, precision, alpha, beta)
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-           precision: str) -> torch.Tensor:
+           precision: str, activation: str | None = None) -> torch.Tensor:
+    """activation(x @ weight.T + bias), bias and activation fused."""
     if weight.dim() != 2 or x.dim() < 1 or x.shape[-1] != weight.shape[1]:
         raise ValueError(f"sgemm.linear: x of shape {tuple(x.shape)} and weight of shape "
                          f"{tuple(weight.shape)} do not match (weight is (out, in), x is "
@@ -114,13 +146,11 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
     out = torch.empty((*x.shape[:-1], n_out), dtype=_F32, device=x.device)
     rows = math.prod(x.shape[:-1])
     o2 = out.view(rows, n_out)
-    beta = 0.0
     if bias is not None:
         _f32("linear", "bias", bias)
         if bias.shape != (n_out,):
             raise ValueError(f"sgemm.linear: bias must have shape ({n_out},), got "
                              f"{tuple(bias.shape)}")
-        o2.copy_(bias)
-        beta = 1.0
-    gemm_into(x.reshape(rows, x.shape[-1]), weight.t(), o2, precision, 1.0, beta)
+    gemm_into(x.reshape(rows, x.shape[-1]), weight.t(), o2, precision, 1.0, 0.0,
+              bias=bias, activation=activation)
     return out

@@ -13,8 +13,11 @@ Each goes one of two ways, with the same results and gradients:
   FunctionalTensor, ...) and meta tensors: ``torch.ops.sgemm.*`` (ops.py).
 
 A plain CPU tensor raises a ``ValueError`` that says so: sgemm runs on the
-GPU only.  The activation is applied by PyTorch after the GEMM (a separate
-kernel; see docs/torch.md: the fused epilogue is not done).
+GPU only.  ``linear``'s bias is always fused into the GEMM's store; its
+activation is too when no gradient is needed.  When one is, the activation
+runs as PyTorch's own op on the GEMM's output (the pre-activation, which
+its backward needs: keeping it costs one elementwise kernel, recomputing it
+a GEMM); docs/torch.md, "Fused bias and activation".
 """
 from __future__ import annotations
 
@@ -41,6 +44,9 @@ def check_activation(activation):
         names = ", ".join(repr(k) for k in ACTIVATIONS)
         raise ValueError(f"activation={activation!r}: choose one of {names}")
     return activation
+
+
+assert tuple(ACTIVATIONS) == ops.ACTIVATION_NAMES
 
 
 def _eager(what: str, *ts) -> bool:
@@ -154,14 +160,19 @@ def addmm(input, a, b, *, beta=1.0, alpha=1.0, precision=DEFAULT_PRECISION):
 
 def linear(x, weight, bias=None, *, precision=DEFAULT_PRECISION, activation=None):
     """activation(x @ weight.T + bias) (``torch.nn.functional.linear``, then the
-    activation: None, "relu", "gelu", "gelu_tanh" or "silu", applied by
-    PyTorch as a separate kernel)."""
+    activation: None, "relu", "gelu" (erf, F.gelu's default), "gelu_tanh"
+    (F.gelu(approximate="tanh")) or "silu").  bias[j] is added to output
+    feature j; bias and activation are fused into the GEMM, except that with
+    gradients the activation is PyTorch's, on the fused x @ weight.T + bias
+    (its backward needs that pre-activation)."""
     check_precision(precision)
     act = ACTIVATIONS[check_activation(activation)]
+    grad = _grad(x, weight, bias)
     if not _eager("linear", x, weight, bias):
-        y = ops.linear(x, weight, bias, precision)
-    elif _grad(x, weight, bias):
+        if act is not None and grad:
+            return act(ops.linear(x, weight, bias, precision))
+        return ops.linear(x, weight, bias, precision, activation)
+    if grad:
         y = _Linear.apply(x, weight, bias, precision)
-    else:
-        y = _impl.linear(x, weight, bias, precision)
-    return y if act is None else act(y)
+        return y if act is None else act(y)
+    return _impl.linear(x, weight, bias, precision, activation)

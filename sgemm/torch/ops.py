@@ -4,7 +4,8 @@
     torch.ops.sgemm.mm(a, b, precision="tf32x3")                  # a @ b
     torch.ops.sgemm.bmm(a, b, precision="tf32x3")                 # batched a @ b
     torch.ops.sgemm.addmm(input, a, b, beta=1., alpha=1., precision="tf32x3")
-    torch.ops.sgemm.linear(x, weight, bias=None, precision="tf32x3")   # x @ weight.T + bias
+    torch.ops.sgemm.linear(x, weight, bias=None, precision="tf32x3",
+                           activation=None)     # activation(x @ weight.T + bias), fused
 
 Each has a CUDA implementation only (float32 CUDA tensors; a CPU tensor
 raises torch's "Could not run 'sgemm::mm' with arguments from the 'CPU'
@@ -138,16 +139,29 @@ addmm.register_autograd(_addmm_backward, setup_context=_addmm_setup)
 
 
 # -- linear ---------------------------------------------------------------------------
+ACTIVATION_NAMES = (None, "relu", "gelu", "gelu_tanh", "silu")
+
+
+def check_activation(activation):
+    if activation not in ACTIVATION_NAMES:
+        names = ", ".join(repr(k) for k in ACTIVATION_NAMES)
+        raise ValueError(f"activation={activation!r}: choose one of {names}")
+    return activation
+
+
 @torch.library.custom_op(f"{NAMESPACE}::linear", mutates_args=(), device_types="cuda")
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
-           precision: str = DEFAULT_PRECISION) -> torch.Tensor:
-    """x @ weight.T + bias (``torch.nn.functional.linear``); x of shape (..., in)."""
-    return _impl.linear(x, weight, bias, precision)
+           precision: str = DEFAULT_PRECISION, activation: str | None = None) -> torch.Tensor:
+    """activation(x @ weight.T + bias) (``torch.nn.functional.linear``, then
+    the activation: None, "relu", "gelu" (erf), "gelu_tanh" or "silu"), bias
+    and activation fused into the GEMM; x of shape (..., in)."""
+    return _impl.linear(x, weight, bias, precision, check_activation(activation))
 
 
 @linear.register_fake
-def _linear_fake(x, weight, bias=None, precision=DEFAULT_PRECISION):
+def _linear_fake(x, weight, bias=None, precision=DEFAULT_PRECISION, activation=None):
     check_precision(precision)
+    check_activation(activation)
     torch._check(x.dim() >= 1, lambda: "sgemm.linear: x must have at least 1 dimension")
     _check_ndim("linear", "weight", weight, 2)
     _check_f32("x", x)
@@ -165,15 +179,27 @@ def _linear_fake(x, weight, bias=None, precision=DEFAULT_PRECISION):
 
 
 def _linear_setup(ctx, inputs, output):
-    x, weight, bias, precision = inputs
-    ctx.save_for_backward(x, weight)
-    ctx.precision = precision
+    x, weight, bias, precision, activation = inputs
+    # relu's derivative comes from the output; the others' from the
+    # pre-activation, recomputed in the backward (one more GEMM, no memory
+    # held).  sgemm.torch.linear itself keeps the pre-activation instead when
+    # it trains (functional.py): this path serves direct calls of the op.
+    keep_y = output if activation == "relu" else None
+    keep_b = bias if activation not in (None, "relu") else None
+    ctx.save_for_backward(x, weight, keep_b, keep_y)
+    ctx.precision, ctx.activation = precision, activation
+    ctx.has_bias = bias is not None
 
 
 def _linear_backward(ctx, g):
-    x, w = ctx.saved_tensors
+    x, w, b, y = ctx.saved_tensors
+    if ctx.activation is not None:
+        z = None
+        if ctx.activation != "relu":
+            z = linear(x, w, b if ctx.has_bias else None, ctx.precision)
+        g = _grads.activation_backward(g, ctx.activation, z=z, y=y)
     dx, dw, db = _grads.linear_grads(mm, x, w, g, ctx.precision, ctx.needs_input_grad)
-    return dx, dw, db, None
+    return dx, dw, db, None, None
 
 
 linear.register_autograd(_linear_backward, setup_context=_linear_setup)

@@ -28,5 +28,5 @@ sgemm_coalesced(SGEMM_PARAMS) {
     float acc = 0.0f;
     for (int p = 0; p < K; ++p)
         acc = fmaf(A[sg::a_off<TA>(i, p, lda)], B[sg::b_off<TB>(p, j, ldb)], acc);
-    sg::store_c(C, (long long)j * ldc + i, acc, alpha, beta);
+    sg::store_c(C, (long long)j * ldc + i, acc, alpha, beta, SGEMM_EPI, i, j);
 }

@@ -45,5 +45,5 @@ sgemm_smem(SGEMM_PARAMS) {
         __syncthreads();
     }
     const int i = bi + tx, j = bj + ty;
-    if (i < M && j < N) sg::store_c(C, (long long)j * ldc + i, acc, alpha, beta);
+    if (i < M && j < N) sg::store_c(C, (long long)j * ldc + i, acc, alpha, beta, SGEMM_EPI, i, j);
 }

@@ -93,6 +93,6 @@ sgemm_blocktile_1d(SGEMM_PARAMS) {
 #pragma unroll
     for (int r = 0; r < TM; ++r) {
         const int i = bi + ti + r * RM;
-        if (i < M) sg::store_c(C, (long long)j * ldc + i, acc[r], alpha, beta);
+        if (i < M) sg::store_c(C, (long long)j * ldc + i, acc[r], alpha, beta, SGEMM_EPI, i, j);
     }
 }

@@ -97,4 +97,6 @@ sgemm_blocktile_2d(SGEMM_PARAMS) {
             if (i < M && j < N) sg::store_c(C, (long long)j * ldc + i, acc[c][r], alpha, beta);
         }
     }
+    // the epilogue in a second pass (common.cuh, epi_pass4 and epi_grid)
+    if (epi) sg::epi_grid(C, ldc, M, N, bi + ti, RM, TM, bj + tj, RN, TN, SGEMM_EPI);
 }

@@ -173,4 +173,16 @@ sgemm_conflict_free(SGEMM_PARAMS) {
             }
         }
     }
+    if (!epi) return;      // the epilogue in a rolled second pass (common.cuh, epi_pass4)
+#pragma unroll 1
+    for (int c = 0; c < TN; ++c) {
+        const int j = bj + 4 * (tj + (c / 4) * RN) + c % 4;
+        if (j >= N) continue;
+#pragma unroll 1
+        for (int q = 0; q < TM / 4; ++q) {
+            const int i4 = bi + 4 * (ti + q * RM);
+            sg::epi_pass4(C + (long long)j * ldc, i4, j, SGEMM_EPI, i4 < M, i4 + 1 < M,
+                          i4 + 2 < M, i4 + 3 < M);
+        }
+    }
 }

@@ -79,7 +79,8 @@ __device__ __forceinline__ void warptile_block(SGEMM_PARAMS, float* As, float* B
     }
 
     store_tile<TM, TN, WTM * 4, WTN * 4, ALIGNED, EDGE>(acc, C, ldc, bm0 + wm0 + lm * 4,
-                                                        bn0 + wn0 + ln * 4, M, N, alpha, beta);
+                                                        bn0 + wn0 + ln * 4, M, N, alpha, beta,
+                                                        SGEMM_EPI);
 }
 
 }  // namespace sg
@@ -93,8 +94,8 @@ sgemm_warptile(SGEMM_PARAMS) {
     SGEMM_BATCH_OFFSET();
     if ((blockIdx.x + 1) * BM <= M && (blockIdx.y + 1) * BN <= N)
         sg::warptile_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, false>(
-            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, As, Bs);
+            SGEMM_ARGS, As, Bs);
     else
         sg::warptile_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, true>(
-            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, As, Bs);
+            SGEMM_ARGS, As, Bs);
 }

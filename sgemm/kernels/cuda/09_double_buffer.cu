@@ -215,7 +215,8 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
     // they write only the rows/columns from the block's own start on.
     const TT tt(threadIdx.x);
     store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, EDGE, !EDGE && ROOMY>(
-        acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, (int)blockIdx.x * BM,
+        acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, SGEMM_EPI,
+        (int)blockIdx.x * BM,
         (int)blockIdx.y * BN);
 }
 
@@ -240,11 +241,11 @@ __device__ __forceinline__ void double_buffer_dispatch(SGEMM_PARAMS, float (*As)
     // Without SHIFT the start goes in as is: through min() it cost medium 8%.
     if (m_fast && n_fast)
         double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, false>(
-            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
+            SGEMM_ARGS,
             SHIFT ? min(bm0, M - BM) : bm0, SHIFT ? min(bn0, N - BN) : bn0, As, Bs);
     else
         double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, true>(
-            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, bm0, bn0,
+            SGEMM_ARGS, bm0, bn0,
             As, Bs);
 }
 
@@ -264,13 +265,13 @@ sgemm_double_buffer(SGEMM_PARAMS) {
         __shared__ __align__(16) float As[2][A_FLOATS];
         __shared__ __align__(16) float Bs[2][B_FLOATS];
         sg::double_buffer_dispatch<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED>(
-            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, As, Bs);
+            SGEMM_ARGS, As, Bs);
     } else {
         extern __shared__ float4 smem4[];
         auto As = reinterpret_cast<float (*)[A_FLOATS]>(smem4);
         auto Bs = reinterpret_cast<float (*)[B_FLOATS]>(reinterpret_cast<float*>(smem4) +
                                                         2 * A_FLOATS);
         sg::double_buffer_dispatch<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED>(
-            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, As, Bs);
+            SGEMM_ARGS, As, Bs);
     }
 }

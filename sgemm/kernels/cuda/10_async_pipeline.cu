@@ -155,7 +155,8 @@ __device__ __forceinline__ void async_block(SGEMM_PARAMS, int tm, int tn) {
         }
         cp_async_wait_all();
         store_tile<TM, TN, WTM * 4, WTN * 4, ALIGNED, EDGE>(acc, C, ldc, bm0 + a_off,
-                                                            bn0 + b_off, M, N, alpha, beta);
+                                                            bn0 + b_off, M, N, alpha, beta,
+                                                            SGEMM_EPI);
         return;
     }
     int rstage = 0;
@@ -175,7 +176,7 @@ __device__ __forceinline__ void async_block(SGEMM_PARAMS, int tm, int tn) {
     cp_async_wait_all();
 
     store_tile<TM, TN, WTM * 4, WTN * 4, ALIGNED, EDGE>(acc, C, ldc, bm0 + a_off, bn0 + b_off, M,
-                                                        N, alpha, beta);
+                                                        N, alpha, beta, SGEMM_EPI);
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int STAGES,
@@ -183,10 +184,10 @@ template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, i
 __device__ __forceinline__ void async_tile(SGEMM_PARAMS, int tm, int tn) {
     if ((tm + 1) * BM <= M && (tn + 1) * BN <= N)
         async_block<BM, BN, BK, WM, WN, TM, TN, THREADS, STAGES, TA, TB, ALIGNED, KPATH, false>(
-            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, tm, tn);
+            SGEMM_ARGS, tm, tn);
     else
         async_block<BM, BN, BK, WM, WN, TM, TN, THREADS, STAGES, TA, TB, ALIGNED, KPATH, true>(
-            M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, tm, tn);
+            SGEMM_ARGS, tm, tn);
 }
 
 }  // namespace sg
@@ -197,6 +198,6 @@ __global__ void __launch_bounds__(THREADS, (TM * TN <= 64 && THREADS <= 256) ? 2
 sgemm_async(SGEMM_PARAMS) {
     SGEMM_BATCH_OFFSET();
     sg::async_tile<BM, BN, BK, WM, WN, TM, TN, THREADS, STAGES, TA, TB, ALIGNED, KPATH>(
-        M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, blockIdx.x,
+        SGEMM_ARGS, blockIdx.x,
         blockIdx.y);
 }

@@ -33,5 +33,5 @@ sgemm_swizzle(SGEMM_PARAMS) {
     const int h = min(SWZ, tiles_m - first);
     const int tm = first + in % h, tn = in / h;
     sg::async_tile<BM, BN, BK, WM, WN, TM, TN, THREADS, STAGES, TA, TB, ALIGNED, KPATH>(
-        M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, tm, tn);
+        SGEMM_ARGS, tm, tn);
 }

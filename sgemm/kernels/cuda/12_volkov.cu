@@ -131,4 +131,8 @@ sgemm_volkov(SGEMM_PARAMS) {
 #pragma unroll
     for (int j = 0; j < BN; ++j)
         if (bj + j < N) sg::store_c(C, (long long)(bj + j) * ldc + i, c[j], alpha, beta);
+    if (!epi) return;      // the epilogue in a rolled second pass (common.cuh, epi_pass4)
+#pragma unroll 4
+    for (int j = 0; j < BN; ++j)
+        if (bj + j < N) sg::epi_at(C + (long long)(bj + j) * ldc + i, SGEMM_EPI, i, bj + j);
 }

@@ -271,8 +271,8 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
 
     // ---- epilogue ----------------------------------------------------------
     if (X3 && __syncthreads_or(bad)) {
-        tc::ffma_tile<TA, TB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, m0, n0, BM, BN,
-                              tid, THREADS);
+        tc::ffma_tile<TA, TB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, SGEMM_EPI, m0, n0,
+                              BM, BN, tid, THREADS);
         return;
     }
 #pragma unroll
@@ -286,6 +286,17 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
                 if (r < M && c < N)
                     sg::store_c(C, (long long)c * ldc + r, acc[i][j][q], alpha, beta);
             }
+    if (!epi) return;      // the epilogue in a rolled second pass (common.cuh, epi_pass4)
+#pragma unroll 1
+    for (int i = 0; i < MI; ++i)
+#pragma unroll 1
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int r = m0 + wm + i * 16 + g + (q >= 2 ? 8 : 0);
+                const int c = n0 + wn + j * 8 + 2 * t + (q & 1);
+                if (r < M && c < N) sg::epi_at(C + (long long)c * ldc + r, SGEMM_EPI, r, c);
+            }
 }
 
 }  // namespace tc20
@@ -294,12 +305,12 @@ template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool TA, bool TB, 
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 sgemm_tf32x3_mma(SGEMM_PARAMS) {
     tc20::body<true, BM, BN, BK, WM, WN, STAGES, TA, TB, ALIGNED>(
-        M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC);
+        SGEMM_ARGS);
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool TA, bool TB, bool ALIGNED>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 sgemm_tf32_mma(SGEMM_PARAMS) {
     tc20::body<false, BM, BN, BK, WM, WN, STAGES, TA, TB, ALIGNED>(
-        M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC);
+        SGEMM_ARGS);
 }

@@ -275,9 +275,10 @@ __device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], bool ffma
                                            int K, float alpha, const float* __restrict__ A,
                                            long long lda, const float* __restrict__ B,
                                            long long ldb, float beta, float* __restrict__ C,
-                                           long long ldc, int cm0, int n0, int wtid) {
+                                           long long ldc, sg::Epi ep, int cm0, int n0,
+                                           int wtid) {
     if (ffma) {
-        tc::ffma_tile<TA, TB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cm0, n0, 64, BN,
+        tc::ffma_tile<TA, TB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ep, cm0, n0, 64, BN,
                               wtid, 128);
         return;
     }
@@ -290,6 +291,15 @@ __device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], bool ffma
             const int c = n0 + b * 8 + 2 * t + (q & 1);
             if (r < M && c < N)
                 sg::store_c(C, (long long)c * ldc + r, acc[4 * b + q], alpha, beta);
+        }
+    if (!ep.code) return;  // the epilogue in a rolled second pass (common.cuh, epi_pass4)
+#pragma unroll 1
+    for (int b = 0; b < BN / 8; ++b)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int r = cm0 + warp * 16 + g + (q >= 2 ? 8 : 0);
+            const int c = n0 + b * 8 + 2 * t + (q & 1);
+            if (r < M && c < N) sg::epi_at(C + (long long)c * ldc + r, ep, r, c);
         }
 }
 
@@ -325,7 +335,8 @@ template <bool X3, int BM, int BN, int STAGES, int PROMO, bool TA, bool TB>
 __device__ __forceinline__ void consume(int M, int N, int K, float alpha,
                                         const float* __restrict__ A, long long lda,
                                         const float* __restrict__ B, long long ldb, float beta,
-                                        float* __restrict__ C, long long ldc, int KT, int cw,
+                                        float* __restrict__ C, long long ldc, sg::Epi ep,
+                                        int KT, int cw,
                                         int m0, int n0, int wtid, u32 a_big0, u32 a_small0,
                                         u32 b_big0, u32 b_small0, u32 stage_bytes,
                                         const u64* full_bar, const u64* empty_bar,
@@ -386,7 +397,7 @@ __device__ __forceinline__ void consume(int M, int N, int K, float alpha,
     fence_acc(acc);
 
     store_tile<BN, TA, TB>(acc, X3 && *(const volatile int*)bad_flag, M, N, K, alpha, A, lda, B,
-                           ldb, beta, C, ldc, m0 + cw * 64, n0, wtid);
+                           ldb, beta, C, ldc, ep, m0 + cw * 64, n0, wtid);
 }
 
 
@@ -540,7 +551,7 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
     } else {
         if constexpr (PW == 2) setmaxnreg_inc<C_REGS>();
         consume<X3, BM, BN, STAGES, PROMO, TA, TB>(
-            M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, KT, wg - PW, m0, n0, wtid,
+            M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, SGEMM_EPI, KT, wg - PW, m0, n0, wtid,
             a_big(0), a_small(0), b_big(0), b_small(0), STAGE_BYTES, full_bar, empty_bar,
             &bad_flag);
     }
@@ -580,12 +591,12 @@ __global__ void __launch_bounds__(THREADS, 1)
 sgemm_tf32x3_wgmma(SGEMM_PARAMS) {
     static_assert(THREADS % 128 == 0 && THREADS / 128 > BM / 64, "THREADS");
     tc21::body<true, BM, BN, STAGES, PROMO, THREADS / 128 - BM / 64, SWZ, TA, TB, ALIGNED>(
-        M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC);
+        SGEMM_ARGS);
 }
 
 template <int BM, int BN, int STAGES, bool TA, bool TB, bool ALIGNED>
 __global__ void __launch_bounds__(128 * (BM / 64 + 1), 1)
 sgemm_tf32_wgmma(SGEMM_PARAMS) {
     tc21::body<false, BM, BN, STAGES, 1, 1, 1, TA, TB, ALIGNED>(
-        M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC);
+        SGEMM_ARGS);
 }

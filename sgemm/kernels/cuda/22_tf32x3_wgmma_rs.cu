@@ -233,7 +233,8 @@ template <int BM, int BN, int STAGES, int PIPE, bool TA, bool TB>
 __device__ __forceinline__ void consume(int M, int N, int K, float alpha,
                                         const float* __restrict__ A, long long lda,
                                         const float* __restrict__ B, long long ldb, float beta,
-                                        float* __restrict__ C, long long ldc, int KT, int cw,
+                                        float* __restrict__ C, long long ldc, sg::Epi ep,
+                                        int KT, int cw,
                                         int m0, int n0, int wtid, u32 a0, u32 b_big0,
                                         u32 b_small0, u32 stage_bytes, const u64* full_bar,
                                         const u64* empty_bar, const int* b_bad, int* a_bad) {
@@ -322,7 +323,7 @@ __device__ __forceinline__ void consume(int M, int N, int K, float alpha,
     if (bad) *(volatile int*)&a_bad[cw] = 1;
     wg_sync(cw);
     const bool ffma = *(const volatile int*)b_bad || *(const volatile int*)&a_bad[cw];
-    tc21::store_tile<BN, TA, TB>(acc, ffma, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+    tc21::store_tile<BN, TA, TB>(acc, ffma, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ep,
                                  m0 + cw * 64, n0, wtid);
 }
 
@@ -393,9 +394,10 @@ __device__ __forceinline__ void body(SGEMM_PARAMS) {
             full_bar, empty_bar);
     } else {
         tc21::setmaxnreg_inc<C_REGS>();
-        consume<BM, BN, STAGES, PIPE, TA, TB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, KT,
-                                        wg - 2, m0, n0, wtid, a_raw(0), b_big(0), b_small(0),
-                                        STAGE_BYTES, full_bar, empty_bar, &b_bad, a_bad);
+        consume<BM, BN, STAGES, PIPE, TA, TB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                                              SGEMM_EPI, KT, wg - 2, m0, n0, wtid, a_raw(0),
+                                              b_big(0), b_small(0), STAGE_BYTES, full_bar,
+                                              empty_bar, &b_bad, a_bad);
     }
 }
 
@@ -409,6 +411,5 @@ template <int BM, int BN, int STAGES, int PIPE, int THREADS, int SWZ, bool TA, b
 __global__ void __launch_bounds__(THREADS, 1)
 sgemm_tf32x3_wgmma_rs(SGEMM_PARAMS) {
     static_assert(THREADS == 128 * (2 + BM / 64), "THREADS = 128 * (2 + BM/64)");
-    tc22::body<BM, BN, STAGES, PIPE, SWZ, TA, TB, ALIGNED>(M, N, K, alpha, A, lda, strideA, B, ldb,
-                                                      strideB, beta, C, ldc, strideC);
+    tc22::body<BM, BN, STAGES, PIPE, SWZ, TA, TB, ALIGNED>(SGEMM_ARGS);
 }

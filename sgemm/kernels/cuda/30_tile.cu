@@ -285,10 +285,12 @@ struct Tile {
         n = bj + (tw / WARPS_M) * WN + (tl / LM) * 4 + jt * SB + v;
     }
 
-    // C <- alpha * acc + beta * C for this thread's rows m0 + it*SA + u (u < 4)
-    // and columns n0 + jt*SB + v; k-group 0 threads only.
+    // C <- alpha * acc + beta * C for this thread's rows m0 + it*SA + u
+    // (u < 4) and columns n0 + jt*SB + v, then ep's bias and activation in a
+    // rolled second pass (common.cuh, epi_pass4); k-group 0 threads only.
     __device__ __forceinline__ void store(const float (&acc)[TM][TN], float* C, long long ldc,
-                                          int M, int N, float alpha, float beta) const {
+                                          int M, int N, float alpha, float beta,
+                                          sg::Epi ep) const {
         const int m0 = bi + aoff, n0 = bj + boff;
 #pragma unroll
         for (int jt = 0; jt < TN / 4; ++jt)
@@ -303,6 +305,20 @@ struct Tile {
                     sg::store4<ALIGNED>(col, m0 + it * SA, M,
                                     make_float4(acc[i][j], acc[i + 1][j], acc[i + 2][j],
                                                 acc[i + 3][j]), alpha, beta);
+                }
+            }
+        if (!ep.code) return;
+#pragma unroll 1
+        for (int jt = 0; jt < TN / 4; ++jt)
+#pragma unroll 1
+            for (int v = 0; v < 4; ++v) {
+                const int n = n0 + jt * SB + v;
+                if (n >= N) continue;
+                float* col = C + (long long)n * ldc;
+#pragma unroll 1
+                for (int it = 0; it < TM / 4; ++it) {
+                    const int m = m0 + it * SA;
+                    sg::epi_pass4(col, m, n, ep, m < M, m + 1 < M, m + 2 < M, m + 3 < M);
                 }
             }
     }
@@ -320,5 +336,5 @@ sgemm_tile(SGEMM_PARAMS) {
     float acc[TM][TN];
     tile.accumulate(A, lda, B, ldb, M, N, K, smem, acc);
     if (tile.kg > 0) return;
-    tile.store(acc, C, ldc, M, N, alpha, beta);
+    tile.store(acc, C, ldc, M, N, alpha, beta, SGEMM_EPI);
 }

@@ -4,8 +4,15 @@
 // batch over K-slices) leaves S partial products in a workspace W: slice s,
 // element (i, j) at W[s * strideW + j * ldw + i].  This kernel sums them in a
 // fixed order (bit-identical results run to run, unlike atomics) and applies
-// the epilogue, C = alpha * sum + beta * C, with the netlib rule that
-// beta == 0 never reads C.
+// the epilogue, C = act(alpha * sum + beta * C + bias), with the netlib rule
+// that beta == 0 never reads C.  This is the only place split-K applies bias
+// and activation: the slices are raw partial products (alpha = 1, beta = 0,
+// no epilogue), so the epilogue runs once, on the sum.
+//
+// S == 0 sums nothing (W is never read): C = act(beta * C + bias), the
+// alpha == 0 / k == 0 quick path when an epilogue is asked for (plan.py).
+// Grid z walks batch entries of C (strideC; W is one entry's, so z > 1 only
+// with S == 0).
 //
 // A thread owns V consecutive rows of one column (V = 4 with float4 when VEC:
 // W and C 16-byte aligned, ldw, strideW and ldc multiples of 4); the grid's x
@@ -22,10 +29,11 @@ template <bool VEC>
 __global__ void __launch_bounds__(256)
 splitk_reduce(int M, int N, int S, const float* __restrict__ W, long long ldw,
               long long strideW, float alpha, float beta, float* __restrict__ C,
-              long long ldc) {
+              long long ldc, long long strideC, const float* __restrict__ bias, int epi) {
     constexpr int V = VEC ? 4 : 1;
     __shared__ float part[V][256];
     sg::pdl_wait();
+    C += (long long)blockIdx.z * strideC;
     const int G = S >= 16 ? 8 : 1;            // slice groups per element group
     const int E = 256 / G;                    // element groups per block
     const int eg = threadIdx.x % E, g = threadIdx.x / E;
@@ -83,11 +91,11 @@ splitk_reduce(int M, int N, int S, const float* __restrict__ W, long long ldw,
                 r.x = fmaf(beta, o.x, r.x); r.y = fmaf(beta, o.y, r.y);
                 r.z = fmaf(beta, o.z, r.z); r.w = fmaf(beta, o.w, r.w);
             }
-            *reinterpret_cast<float4*>(c) = r;
+            *reinterpret_cast<float4*>(c) = sg::epi4(r, SGEMM_EPI, i, (int)j);
             return;
         }
     }
 #pragma unroll
     for (int u = 0; u < V; ++u)
-        if (i + u < M) sg::store_c(c, u, t[u], alpha, beta);
+        if (i + u < M) sg::store_c(c, u, t[u], alpha, beta, SGEMM_EPI, i + u, (int)j);
 }

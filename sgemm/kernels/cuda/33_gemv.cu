@@ -198,7 +198,19 @@ sgemm_gemv(SGEMM_PARAMS) {
             if (r >= rcount) continue;
 #pragma unroll
             for (int s = 0; s < S; ++s)
-                if (lane == s && s < scount) sg::store_c(C, cptr(r, s), acc[q][s], alpha, beta);
+                if (lane == s && s < scount)
+                    sg::store_c(C, cptr(r, s), acc[q][s], alpha, beta);
+        }
+        // The epilogue in a rolled second pass (common.cuh, epi_pass4): lane
+        // s finishes the outputs it stored.
+        if (epi && lane < S && lane < scount) {
+#pragma unroll 1
+            for (int q = 0; q < ROWS; ++q) {
+                const int r = rbase + q;
+                if (r >= rcount) continue;
+                if (SMALL_M) sg::epi_at(C + cptr(r, lane), SGEMM_EPI, s0 + lane, r0 + r);
+                else         sg::epi_at(C + cptr(r, lane), SGEMM_EPI, r0 + r, s0 + lane);
+            }
         }
     } else {
         constexpr int V = RB / 32;                    // consecutive rows per lane
@@ -273,7 +285,13 @@ sgemm_gemv(SGEMM_PARAMS) {
                 float t = 0.0f;
 #pragma unroll
                 for (int w = 0; w < WARPS; ++w) t += Red[w * RB + r];
-                if (r < rcount) sg::store_c(C, cptr(r, s), t, alpha, beta);
+                // the epilogue inline: this loop is rolled (r steps by THREADS)
+                if (r < rcount) {
+                    if (SMALL_M)
+                        sg::store_c(C, cptr(r, s), t, alpha, beta, SGEMM_EPI, s0 + s, r0 + r);
+                    else
+                        sg::store_c(C, cptr(r, s), t, alpha, beta, SGEMM_EPI, r0 + r, s0 + s);
+                }
             }
             __syncthreads();
         }
@@ -459,7 +477,8 @@ sgemm_gemv_wide(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ coun
                 if (s < scount && r < rcount) {
                     const long long o = SMALL_M ? (long long)(r0 + r) * ldc + (s0 + s)
                                                 : (long long)(s0 + s) * ldc + (r0 + r);
-                    sg::store_c(C, o, t, alpha, beta);
+                    sg::store_c(C, o, t, alpha, beta, SGEMM_EPI, SMALL_M ? s0 + s : r0 + r,
+                                SMALL_M ? r0 + r : s0 + s);
                 }
             } else {
                 __stcg(slot + s * RB + r, t);
@@ -482,7 +501,8 @@ sgemm_gemv_wide(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ coun
         if (s < scount && r < rcount) {
             const long long o = SMALL_M ? (long long)(r0 + r) * ldc + (s0 + s)
                                         : (long long)(s0 + s) * ldc + (r0 + r);
-            sg::store_c(C, o, t, alpha, beta);
+            sg::store_c(C, o, t, alpha, beta, SGEMM_EPI, SMALL_M ? s0 + s : r0 + r,
+                        SMALL_M ? r0 + r : s0 + s);
         }
     }
     if (tid == 0) counters[tile] = 0u;

@@ -63,7 +63,7 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
 
     if (S == 1) {       // not split: the ordinary epilogue, straight from registers
         if (kg > 0) return;
-        tile.store(acc, C, ldc, M, N, alpha, beta);
+        tile.store(acc, C, ldc, M, N, alpha, beta, SGEMM_EPI);
         return;
     }
 
@@ -89,7 +89,8 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
         const float4 s = sg::sum_slots(slots, G * NT, S, e);
         int m, n;                        // back to the thread tile this float4 came from
         tile.coord(e, m, n);
-        if (n < N && m < M) sg::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta);
+        if (n < N && m < M)
+            sg::store4<ALIGNED>(C + (long long)n * ldc, m, M, s, alpha, beta, SGEMM_EPI, n);
     }
     if (tid == 0) counters[tix] = 0u;    // ready for the next launch (stream-ordered)
 }

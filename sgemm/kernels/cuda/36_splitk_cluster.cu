@@ -75,7 +75,7 @@ sgemm_splitk_cluster(SGEMM_PARAMS) {
         int m, n;
         tile.coord(e, m, n);
         if (n < N && m < M)
-            sg::store4<ALIGNED>(C + (long long)n * ldc, m, M, sum[i], alpha, beta);
+            sg::store4<ALIGNED>(C + (long long)n * ldc, m, M, sum[i], alpha, beta, SGEMM_EPI, n);
     }
     cl::wait();        // our shared memory stays until every block has read it
 }

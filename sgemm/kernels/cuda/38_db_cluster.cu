@@ -146,7 +146,8 @@ sgemm_db_cluster(SGEMM_PARAMS) {
         const int it = (int)(sub / TN), j = (int)(sub % TN);
         const int m = m0 + it * TT::SA, n = n0 + (j / 4) * TT::SB + j % 4;
         if (n < N && n >= nlo)
-            sg::store4<ALIGNED, true>(C + (long long)n * ldc, m, M, v, alpha, beta, mlo);
+            sg::store4<ALIGNED, true>(C + (long long)n * ldc, m, M, v, alpha, beta, SGEMM_EPI,
+                                      n, mlo);
     };
     float4* slots = smem4 + SLOT0;
     const unsigned rank_off = rank * SHARE;
@@ -188,11 +189,12 @@ sgemm_db_cluster(SGEMM_PARAMS) {
                 const TT tt(gtid);
                 if (fast)
                     sg::store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, false, true>(
-                        acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, mlo,
-                        nlo);
+                        acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta,
+                        SGEMM_EPI, mlo, nlo);
                 else
                     sg::store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, true>(
-                        acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta);
+                        acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta,
+                        SGEMM_EPI);
             }
             return;
         }

@@ -15,6 +15,17 @@
 // Epilogue rule (netlib): beta == 0 means C is never read, so NaN/Inf already in
 // C cannot leak into the result.  Only the m x n block of C is ever written.
 //
+// Fused epilogue: C = act(alpha * op(A) * op(B) + beta * C + bias).  `bias`
+// and `epi` are two more runtime arguments (not template parameters, so the
+// number of instantiations does not change): `epi` holds the activation in
+// its low three bits and says whether bias[i] (a vector along the canonical
+// rows, EPI_BIAS_M) or bias[j] (along the columns, EPI_BIAS_N) is added; the
+// host picks the axis (sgemm/epilogue.py), since a row-major C is computed
+// transposed.  epi == 0 is the plain GEMM, one uniform branch per store.
+// Every store of a final C element goes through store_c / store4 / Epi below,
+// exactly once: split-K's slices and partial tiles are written without it and
+// the kernel that sums them applies it.
+//
 // Indices that can pass 2^31 (lda * column, batch offsets) are 64-bit: a
 // 50000 x 50000 matrix has 2.5e9 elements.
 #pragma once
@@ -23,9 +34,58 @@
     int M, int N, int K, float alpha,                                          \
     const float* __restrict__ A, long long lda, long long strideA,             \
     const float* __restrict__ B, long long ldb, long long strideB,             \
-    float beta, float* __restrict__ C, long long ldc, long long strideC
+    float beta, float* __restrict__ C, long long ldc, long long strideC,       \
+    const float* __restrict__ bias, int epi
+
+// The same arguments, for kernels that hand them to a device function.
+#define SGEMM_ARGS M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, \
+    bias, epi
 
 namespace sg {
+
+// Epilogue codes; sgemm/epilogue.py holds the same numbers.  An enum, not
+// constexpr variables: NVRTC emits those as symbols whose names carry a
+// per-process id, which made two compiles of one kernel differ in bytes
+// (the kernel cache's tests compare them).
+enum EpiCode : int {
+    EPI_RELU = 1, EPI_GELU = 2, EPI_GELU_TANH = 3, EPI_SILU = 4,
+    EPI_ACT = 7, EPI_BIAS_M = 8, EPI_BIAS_N = 16
+};
+
+// The activations in PyTorch's formulas (torch.nn.functional's relu, gelu
+// with approximate="none" and "tanh", silu), in accurate libdevice
+// functions rather than the MUFU approximations: the point of the library
+// is FP32-level accuracy.  relu keeps NaN (torch.relu(nan) is nan).  Its
+// code is long (erff alone is tens of instructions): it appears only in
+// rolled loops and a few sites per kernel (see epi_pass4).
+__device__ __forceinline__ float activate(float v, int act) {
+    switch (act) {
+    case EPI_RELU: return v < 0.0f ? 0.0f : v;
+    case EPI_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    case EPI_GELU_TANH: {
+        const float u = 0.79788456080286536f * fmaf(0.044715f * v, v * v, v);
+        return 0.5f * v * (1.0f + tanhf(u));
+    }
+    // __fdividef (2 ulp) rather than '/': IEEE division brings a slow-path
+    // subroutine whose call made a gemv block spill 8 bytes.  Past v < -87
+    // the denominator overflows and it returns -0 (torch: -0 or ~1e-37).
+    case EPI_SILU: return __fdividef(v, 1.0f + expf(-v));
+    default: return v;
+    }
+}
+
+// Bias and activation of one element at canonical (i, j), applied after
+// alpha and beta.  Built from the kernel's (bias, epi) arguments: SGEMM_EPI.
+struct Epi {
+    const float* bias;
+    int code;
+    __device__ __forceinline__ float operator()(float v, int i, int j) const {
+        if (code & EPI_BIAS_M) v += __ldg(bias + i);
+        else if (code & EPI_BIAS_N) v += __ldg(bias + j);
+        return activate(v, code & EPI_ACT);
+    }
+};
+#define SGEMM_EPI (sg::Epi{bias, epi})
 
 // op(A)(i, p) and op(B)(p, j) as 64-bit offsets into the stored arrays.
 template <bool TA>
@@ -67,10 +127,71 @@ __device__ __forceinline__ void pdl_wait() {
         C += z_ * strideC;                                                     \
     } while (0)
 
-// C(i,j) <- alpha*acc + beta*C(i,j); C is not read when beta == 0.
+// C(i,j) <- alpha*acc + beta*C(i,j); C is not read when beta == 0.  No
+// epilogue: split-K's partial slices, and the first pass of the heavily
+// unrolled stores (epi_pass below).
 __device__ __forceinline__ void store_c(float* C, long long off, float acc,
                                         float alpha, float beta) {
     C[off] = (beta == 0.0f) ? alpha * acc : fmaf(beta, C[off], alpha * acc);
+}
+
+// C(i,j) <- act(alpha*acc + beta*C(i,j) + bias); C is not read when beta == 0.
+// C + off must address element (i, j) (i, j index the bias).
+__device__ __forceinline__ void store_c(float* C, long long off, float acc, float alpha,
+                                        float beta, Epi ep, int i, int j) {
+    float r = (beta == 0.0f) ? alpha * acc : fmaf(beta, C[off], alpha * acc);
+    if (ep.code) r = ep(r, i, j);
+    C[off] = r;
+}
+
+// The epilogue of four consecutive rows m..m+3 of column n.
+__device__ __forceinline__ float4 epi4(float4 r, Epi ep, int m, int n) {
+    if (ep.code) {
+        r.x = ep(r.x, m, n); r.y = ep(r.y, m + 1, n);
+        r.z = ep(r.z, m + 2, n); r.w = ep(r.w, m + 3, n);
+    }
+    return r;
+}
+
+// Second pass of the epilogue for stores unrolled over a whole thread tile
+// (64-128 elements: rungs 5-12, 30/34's tile, the tensor-core kernels, gemv):
+// there, bias loads and activation code at every element site are compiled
+// 64-128 times and hoisted over the live accumulators -- rung 9's
+// 256x64 tile (16x8 per thread) went from 214/228 registers (sm_80/sm_90a)
+// to 224/254 and from ~4 s to ~70 s of compile per instantiation, for every
+// call, epilogue or not.  So those kernels store alpha*acc + beta*C as
+// before and then, when epi != 0, walk the same elements in a rolled loop,
+// the accumulators dead: each element is read back (a thread sees its own
+// stores), passed through Epi and written again, once.  r0..r3 say whether
+// rows m..m+3 of column n are this thread's to finish.
+__device__ __forceinline__ void epi_pass4(float* col, int m, int n, Epi ep,
+                                          bool r0, bool r1, bool r2, bool r3) {
+    float v[4];
+    const bool ok[4] = {r0, r1, r2, r3};
+#pragma unroll
+    for (int u = 0; u < 4; ++u) if (ok[u]) v[u] = col[m + u];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) if (ok[u]) col[m + u] = ep(v[u], m + u, n);
+}
+
+// One element of such a pass.
+__device__ __forceinline__ void epi_at(float* p, Epi ep, int i, int j) { *p = ep(*p, i, j); }
+
+// The pass over a strided grid of one thread's elements, rows i0 + r*di (r <
+// nr) by columns j0 + c*dj (c < nc), inside M x N.  Not inlined: rung 5's
+// 128x128 tile on sm_80 spilled 40 bytes with the pass inlined (ptxas capped
+// that instantiation at 128 registers); called, it takes 147 registers
+// instead of 135, no spills, the same one block of 256 threads per SM.
+__device__ __noinline__ void epi_grid(float* C, long long ldc, int M, int N, int i0, int di,
+                                      int nr, int j0, int dj, int nc, Epi ep) {
+    for (int c = 0; c < nc; ++c) {
+        const int j = j0 + c * dj;
+        if (j >= N) continue;
+        for (int r = 0; r < nr; ++r) {
+            const int i = i0 + r * di;
+            if (i < M) epi_at(C + (long long)j * ldc + i, ep, i, j);
+        }
+    }
 }
 
 // C(m..m+3, n) <- alpha * v + beta * C(m..m+3, n); float4 when the rows
@@ -94,6 +215,29 @@ __device__ __forceinline__ void store4(float* col, int m, int M, float4 v, float
 #pragma unroll
         for (int u = 0; u < 4; ++u)
             if (m + u < M && (!OWN || m + u >= mlo)) store_c(col, m + u, a[u], alpha, beta);
+    }
+}
+
+// The same with the epilogue, col = C + n*ldc: for stores in rolled loops
+// (the split-K sums, the cluster kernels), where it costs no registers.
+template <bool ALIGNED, bool OWN = false>
+__device__ __forceinline__ void store4(float* col, int m, int M, float4 v, float alpha,
+                                       float beta, Epi ep, int n, int mlo = 0) {
+    if (ALIGNED && m + 3 < M && (!OWN || m >= mlo)) {
+        float4* p = reinterpret_cast<float4*>(col + m);
+        float4 r = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+        if (beta != 0.0f) {
+            const float4 c = *p;
+            r.x = fmaf(beta, c.x, r.x); r.y = fmaf(beta, c.y, r.y);
+            r.z = fmaf(beta, c.z, r.z); r.w = fmaf(beta, c.w, r.w);
+        }
+        *p = epi4(r, ep, m, n);
+    } else {
+        const float a[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+            if (m + u < M && (!OWN || m + u >= mlo))
+                store_c(col, m + u, a[u], alpha, beta, ep, m + u, n);
     }
 }
 

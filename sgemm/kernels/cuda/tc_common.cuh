@@ -78,14 +78,15 @@ __device__ __noinline__ void ffma_tile(int M, int N, int K, float alpha,
                                        const float* __restrict__ A, long long lda,
                                        const float* __restrict__ B, long long ldb,
                                        float beta, float* __restrict__ C, long long ldc,
-                                       int m0, int n0, int bm, int bn, int tid, int nthreads) {
+                                       sg::Epi ep, int m0, int n0, int bm, int bn, int tid,
+                                       int nthreads) {
     for (int e = tid; e < bm * bn; e += nthreads) {
         const int i = m0 + e % bm, j = n0 + e / bm;
         if (i >= M || j >= N) continue;
         float acc = 0.0f;
         for (int p = 0; p < K; ++p)
             acc = fmaf(A[sg::a_off<TA>(i, p, lda)], B[sg::b_off<TB>(p, j, ldb)], acc);
-        sg::store_c(C, (long long)j * ldc + i, acc, alpha, beta);
+        sg::store_c(C, (long long)j * ldc + i, acc, alpha, beta, ep, i, j);
     }
 }
 

@@ -330,7 +330,30 @@ __device__ __forceinline__ void mma_ktile(const float* __restrict__ As,
     }
 }
 
-// Epilogue: C(m0 + it*SA + u, n0 + jt*SB + v) <- alpha*acc + beta*C.  With
+// The epilogue pass (common.cuh, epi_pass4) over the elements store_tile
+// stored.  Not inlined: inlined, rung 9's 128x128 tile on sm_80 (capped at
+// 128 registers for two blocks per SM) spilled 44 bytes.
+template <int TM, int TN, int SA, int SB, bool EDGE, bool OWN>
+__device__ __noinline__ void epi_tile(float* __restrict__ C, long long ldc, int m0, int n0,
+                                      int M, int N, Epi ep, int mlo, int nlo) {
+    for (int jt = 0; jt < TN / 4; ++jt)
+        for (int v = 0; v < 4; ++v) {
+            const int n = n0 + jt * SB + v;
+            if (EDGE ? n >= N : (OWN && n < nlo)) continue;
+            float* col = C + (long long)n * ldc;
+            for (int it = 0; it < TM / 4; ++it) {
+                const int m = m0 + it * SA;
+                if (EDGE)
+                    epi_pass4(col, m, n, ep, m < M, m + 1 < M, m + 2 < M, m + 3 < M);
+                else
+                    epi_pass4(col, m, n, ep, !OWN || m >= mlo, !OWN || m + 1 >= mlo,
+                              !OWN || m + 2 >= mlo, !OWN || m + 3 >= mlo);
+            }
+        }
+}
+
+// Epilogue: C(m0 + it*SA + u, n0 + jt*SB + v) <- alpha*acc + beta*C, then
+// ep's bias and activation in a second, rolled pass (common.cuh).  With
 // ALIGNED (C 16-byte aligned, ldc % 4 == 0) interior tiles go out as float4
 // along m; edge tiles store element by element with guards.
 // OWN (rung 9's shifted edge tiles): the tile was computed at [m0, n0), moved
@@ -342,7 +365,8 @@ __device__ __forceinline__ void mma_ktile(const float* __restrict__ As,
 template <int TM, int TN, int SA, int SB, bool ALIGNED, bool EDGE, bool OWN = false>
 __device__ __forceinline__ void store_tile(const float (&acc)[TM][TN], float* __restrict__ C,
                                            long long ldc, int m0, int n0, int M, int N,
-                                           float alpha, float beta, int mlo = 0, int nlo = 0) {
+                                           float alpha, float beta, Epi ep, int mlo = 0,
+                                           int nlo = 0) {
     constexpr bool interior = !EDGE;
 #pragma unroll
     for (int jt = 0; jt < TN / 4; ++jt)
@@ -378,6 +402,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TM][TN], float* __
                 }
             }
         }
+    if (ep.code) epi_tile<TM, TN, SA, SB, EDGE, OWN>(C, ldc, m0, n0, M, N, ep, mlo, nlo);
 }
 
 }  // namespace sg
