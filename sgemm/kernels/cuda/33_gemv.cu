@@ -214,6 +214,7 @@ sgemm_gemv(SGEMM_PARAMS) {
         }
     } else {
         constexpr int V = RB / 32;                    // consecutive rows per lane
+        constexpr bool EPI_INLINE = SMALL_M && S == 16;   // see the epilogue below
         constexpr int PW = BK / WARPS;                // k per warp per chunk
         constexpr int UMAX = S >= 4 ? 8 : 16;          // loads in flight per lane
         constexpr int U = PW < UMAX ? PW : UMAX;
@@ -285,15 +286,26 @@ sgemm_gemv(SGEMM_PARAMS) {
                 float t = 0.0f;
 #pragma unroll
                 for (int w = 0; w < WARPS; ++w) t += Red[w * RB + r];
-                // the epilogue inline: this loop is rolled (r steps by THREADS)
                 if (r < rcount) {
-                    if (SMALL_M)
+                    if (!EPI_INLINE)
+                        sg::store_c(C, cptr(r, s), t, alpha, beta);
+                    else if (SMALL_M)
                         sg::store_c(C, cptr(r, s), t, alpha, beta, SGEMM_EPI, s0 + s, r0 + r);
                     else
                         sg::store_c(C, cptr(r, s), t, alpha, beta, SGEMM_EPI, r0 + r, s0 + s);
                 }
             }
             __syncthreads();
+        }
+        // The epilogue: a second pass over this thread's outputs
+        // (common.cuh, epi_grid), or inline in the loop above (EPI_INLINE).
+        // Neither compiles without spills for every block: inline, 32x16
+        // (sm_80) and 64x2 (sm_90a) blocks spilled 4-8 bytes; as the pass,
+        // the 16x32 block of 256 threads on sm_80 did (ptxas, NVRTC 13.5).
+        if (!EPI_INLINE && epi && tid < RB) {
+            const int nr = (RB - 1 - tid) / THREADS + 1;
+            if (SMALL_M) sg::epi_grid(C, ldc, M, N, s0, 1, S, r0 + tid, THREADS, nr, SGEMM_EPI);
+            else         sg::epi_grid(C, ldc, M, N, r0 + tid, THREADS, nr, s0, 1, S, SGEMM_EPI);
         }
     }
 }
