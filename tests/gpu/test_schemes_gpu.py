@@ -12,6 +12,7 @@ import pytest
 
 import sgemm
 from sgemm import dispatch, plan_cache
+from sgemm.kernels import schemes
 
 from .reference import make, ref_gemm, rel_err
 
@@ -265,7 +266,8 @@ def test_fused_plans_on_two_streams_concurrently():
             cp.asarray(rng.standard_normal((k, n)).astype(np.float32))) for _ in range(2)]
     cs = [cp.full((m, n), cp.nan, dtype=cp.float32) for _ in range(2)]
     plans = [sgemm.plan(a, b, c, kernel="splitk_fused") for (a, b), c in zip(ops, cs)]
-    assert plans[0].launches[0].args[14] != plans[1].launches[0].args[14]   # workspaces
+    ws = len(schemes.sgemm_args(plans[0].problems[0]))   # the workspace follows them
+    assert plans[0].launches[0].args[ws] != plans[1].launches[0].args[ws]
     streams = [cp.cuda.Stream(non_blocking=True) for _ in range(2)]
     cp.cuda.Device().synchronize()
     for _ in range(5):
