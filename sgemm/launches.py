@@ -120,7 +120,9 @@ def allocate_workspace(nfloats: int, device_id: int, zero_floats: int = 0):
             raise OutOfMemoryError(f"split-K workspace of {nbytes} B: {e}") from None
         return buf, int(buf.data.ptr)
     from cuda.core import Device
-    buf = Device(device_id).allocate(nbytes)
+    d = Device(device_id)
+    d.set_current()     # cuda.core allocates only on its current device; the context the
+    buf = d.allocate(nbytes)   # driver-API path made current is not one it knows of
     if zero_floats:
         from cuda.bindings import driver
         (err,) = driver.cuMemsetD32(int(buf.handle), 0, zero_floats)
