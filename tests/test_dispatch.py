@@ -53,11 +53,13 @@ def _no_tables(monkeypatch, tmp_path):
 # ---- heuristic ----------------------------------------------------------------------------
 def test_batched_tiles_count_z():
     """64^3 x 1024: the batch fills the SMs, so the tile must not pad 64x64 to
-    128x128; 2048^3 x 8 takes the large 256x128 tile (its batch fills the waves)."""
+    128x128; 2048^3 x 8 takes a 256-row tile (its batch fills the waves)."""
     spec, p, scheme = dispatch.select(prob(64, 64, 64, batch=1024), H100)
-    assert scheme in ("direct", "small") and p.BM <= 64 and p.BN <= 64
+    assert scheme in ("direct", "small") and p.BM * p.BN <= 64 * 64   # 128x128 wastes 3/4
     spec, p, scheme = dispatch.select(prob(2048, 2048, 2048, batch=8), H100)
-    assert scheme == "direct" and (p.BM, p.BN) == (256, 128)   # 1024 tiles: rule d
+    # a 256-row tile of 16x8 per thread: 256x128 or 256x64, which the H100
+    # calibration rates within 3 % of each other here
+    assert scheme == "direct" and p.BM == 256 and p.TM * p.TN == 128
     # batched deep-K is not split (the batch already gives the parallelism)
     spec, p, scheme = dispatch.select(prob(256, 256, 65536, batch=4), H100)
     assert scheme not in ("splitk", "splitk_fused")
