@@ -66,7 +66,7 @@ class Machine:
 DEFAULT_RATE = Rate(0.5, 1, 4e-6, 0.85)
 
 
-def config_key(spec: KernelSpec, p: TileParams, prob: Problem | None = None) -> str:
+def config_key(spec: KernelSpec, p: TileParams, prob: Problem) -> str:
     """Which measured rate a candidate uses: the spec and its tile shape
     (split_k and cluster size excluded; they change the grid, not the loop).
     gemv blocks share one rate per inner loop, k- or row-contiguous big
@@ -74,8 +74,7 @@ def config_key(spec: KernelSpec, p: TileParams, prob: Problem | None = None) -> 
     us) and 1 TB/s in the other (16x4096x12288 NN, 203 us; H100,
     bench/results/skinny-probe-*.json), so one rate for both fits neither."""
     if spec.extra.get("scheme") == "gemv":
-        rows = prob is not None and x_rows_contiguous(prob)
-        return f"{spec.name}:{'r' if rows else 'k'}"
+        return f"{spec.name}:{'r' if x_rows_contiguous(prob) else 'k'}"
     return f"{spec.name}:{p.BM}x{p.BN}x{p.BK}:{p.threads}"
 
 

@@ -63,7 +63,7 @@ def test_fit_recovers_a_known_rate():
         cands = {}
         for name in ("medium",):
             q = spec.configs.get(name) or __import__("sgemm.kernels.schemes", fromlist=["x"]).TILE_CONFIGS[name]
-            cal.rates[cost.config_key(spec, q)] = true
+            cal.rates[cost.config_key(spec, q, pr)] = true
             t = cost.predict(spec, q, pr, H100, cal)["gpu"]
             cands[name] = {"kernel": "tile", "params": q.as_dict(), "gpu_ms": t * 1e3}
         rows.append({"canon": canon, "cands": cands})
