@@ -9,6 +9,10 @@ from .arrays import describe
 from .errors import ArgumentError
 from .plan import Plan
 
+_gemm_like = plan_cache._gemm_like
+_gemm_uncached = plan_cache.gemm_uncached
+_batched_uncached = plan_cache._batched_uncached
+
 
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
          kernel="auto", precision=None, stream=None, bias=None, activation=None):
@@ -42,10 +46,10 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     bias).
     """
     # Repeated calls on the same shapes reuse their launches (plan_cache.py);
-    # anything it does not cache takes the full Plan path below it.
-    return plan_cache.gemm(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a,
-                           trans_b=trans_b, kernel=kernel, precision=precision, stream=stream,
-                           bias=bias, activation=activation)
+    # anything it does not cache takes the full Plan path below it.  Straight
+    # to the cache's positional entry: one keyword-argument hop less a call.
+    return _gemm_like("gemm", _gemm_uncached, (a, b, c, alpha, beta, trans_a, trans_b, kernel,
+                                               precision, stream, bias, activation))
 
 
 def plan(a, b, c=None, **kwargs) -> Plan:
@@ -60,9 +64,9 @@ def gemm_batched(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=Fa
     the whole batch.  A batch extent of 1 in a or b is broadcast.  bias (one
     1-D vector of n entries, shared by every batch entry) and activation as
     in ``gemm``."""
-    return plan_cache.gemm_batched(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a,
-                                   trans_b=trans_b, kernel=kernel, precision=precision,
-                                   stream=stream, bias=bias, activation=activation)
+    return _gemm_like("gemm_batched", _batched_uncached, (a, b, c, alpha, beta, trans_a,
+                                                          trans_b, kernel, precision, stream,
+                                                          bias, activation))
 
 
 def matmul(a, b, *, kernel="auto", precision=None, stream=None, bias=None, activation=None):

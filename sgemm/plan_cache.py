@@ -13,7 +13,8 @@ the BLAS sizes...) and its uncached implementation, which returns
 last).
 
 What is cached: float32 operands that are all CuPy arrays, all PyTorch CUDA
-tensors (``torch.Tensor`` itself, strided) or all NumPy arrays (copied to
+tensors (``torch.Tensor`` itself or ``nn.Parameter``, strided: no other
+subclass, whose pointer may mean nothing) or all NumPy arrays (copied to
 GPU 0 per call; the GPU plan is cached and the result copied back), with
 non-negative strides and no zero extent, and arguments of plain types.
 Anything else, and every first call, takes the uncached path, which raises
@@ -72,6 +73,10 @@ NUMPY, CUPY, TORCH = 0, 1, 2  # array kinds, as they appear in keys
 _lock = threading.Lock()
 _entries: dict = {}
 stats = {"hits": 0, "misses": 0, "bypass": 0}
+# exact operand type -> (kind, reader): one dict lookup tells a call's kind.
+# Filled when a package is bound (_torch, _cupy); torch.Tensor and
+# nn.Parameter share one value, so operands of both mix as one kind.
+_KIND: dict = {}
 
 # Modules and the attributes the hit path uses, bound once: a module
 # attribute lookup per call is cheap, an import statement is not.
@@ -130,6 +135,9 @@ def _cupy():
             return False
         _cp, _ndarray = cupy, cupy.ndarray
         _getdev, _cur_stream = cupy.cuda.runtime.getDevice, cupy.cuda.get_current_stream
+        _KIND[_ndarray] = (CUPY, _read_cupy)
+    if _cp:                          # NumPy operands are copied to the GPU by CuPy
+        _KIND.setdefault(_NP, (NUMPY, _read_numpy))
     return _cp
 
 
@@ -147,7 +155,25 @@ def _torch():
     _tcur = raw if raw is not None else (lambda d: torch.cuda.current_stream(d).cuda_stream)
     _tempty = torch.empty
     _TT = torch.Tensor
+    k = (TORCH, _read_torch)
+    _KIND[_TT] = k
+    param = getattr(getattr(torch, "nn", None), "Parameter", None)
+    if param is not None:           # a Parameter's storage is a plain tensor's
+        _KIND[param] = k
     return True
+
+
+def _kind_of(t):
+    """(kind, reader) for an operand type, binding the packages on first
+    sight: torch's names when the caller has imported torch, then CuPy (so a
+    PyTorch-only program never pays for importing CuPy).  None: not cached."""
+    if _TT is None:
+        _torch()
+    k = _KIND.get(t)
+    if k is None and _cp is None:
+        _cupy()
+        k = _KIND.get(t)
+    return k
 
 
 def plain(kernel, precision, activation=None) -> bool:
@@ -179,6 +205,11 @@ def _read_torch(x):
     if dev < 0:                                     # a CPU tensor: the uncached path says so
         return None
     ptr, sh, st = x.data_ptr(), x.shape, x.stride()   # strides in elements
+    if len(sh) == 2:            # matrices, unrolled: 0.2 us a read less than the loop
+        (m, n), (s0, s1) = sh, st
+        if m == 0 or n == 0 or s0 < 0 or s1 < 0:
+            return None
+        return ptr, sh, st, dev, ptr + 4 * ((m - 1) * s0 + (n - 1) * s1) + 4
     last = 0
     for n, s in zip(sh, st):
         if n == 0 or s < 0:
@@ -217,18 +248,12 @@ def call(tag, xs, extra, stream, slow, args, ext=None, bias=None):
     epilogue's bias vector, or None."""
     if not _ON:
         return _bypass(slow, args)
-    cp = _cp if _cp is not None else _cupy()
-    t = type(xs[0])
-    if t is _ndarray:
-        kind, read = CUPY, _read_cupy
-    elif t is _NP and cp:
-        kind, read = NUMPY, _read_numpy
-    elif t is _TT or (_TT is None and _torch() and t is _TT):
-        kind, read = TORCH, _read_torch
-    else:
+    k = _KIND.get(type(xs[0])) or _kind_of(type(xs[0]))
+    if k is None:
         return _bypass(slow, args)
+    kind, read = k
     has_c = len(xs) == 3
-    ra = read(xs[0]) if type(xs[1]) is t else None
+    ra = read(xs[0]) if _KIND.get(type(xs[1])) is k else None
     rb = read(xs[1]) if ra is not None else None
     if rb is None:
         return _bypass(slow, args)
@@ -238,7 +263,7 @@ def call(tag, xs, extra, stream, slow, args, ext=None, bias=None):
         ha, hb = pa + ext[0], pb + ext[1]
     if has_c:
         c = xs[2]
-        rc = read(c) if type(c) is t else None
+        rc = read(c) if _KIND.get(type(c)) is k else None
         if rc is None:
             return _bypass(slow, args)
         pc, shc, stc, devc, hc = rc
@@ -256,7 +281,7 @@ def call(tag, xs, extra, stream, slow, args, ext=None, bias=None):
     if bias is None:
         pz = shz = stz = None
     else:
-        rz = read(bias) if type(bias) is t else None
+        rz = read(bias) if _KIND.get(type(bias)) is k else None
         if rz is None:
             return _bypass(slow, args)
         pz, shz, stz, devz, hz = rz

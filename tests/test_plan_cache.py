@@ -240,6 +240,7 @@ def fake_gpu(monkeypatch):
                  "_tcur", "_tempty"):
         monkeypatch.setattr(plan_cache, name, None)
     monkeypatch.setattr(plan_cache, "_tdevs", {})
+    monkeypatch.setattr(plan_cache, "_KIND", {})      # bound again to this test's fakes
     monkeypatch.setattr(plan_cache, "_ON", True)
     monkeypatch.setattr(launcher, "DRIVER_LAUNCH", False)
     monkeypatch.setattr(launcher, "launch", fake_launch)
@@ -530,6 +531,64 @@ def test_torch_tensors():
     assert misses() == 3
     assert plan_cache.stats["hits"] == 6
     assert set(calls["streams"]) == {1000}           # torch's current stream
+
+
+class FakeParameter(FakeTensor):
+    """nn.Parameter's place in the fake torch: a subclass the cache takes."""
+
+
+class FakeSubclass(FakeTensor):
+    """Any other tensor subclass (FakeTensor, DTensor, ...): never cached."""
+
+
+FakeParameter.__module__ = FakeSubclass.__module__ = "torch"
+_torch_mod.nn = types.SimpleNamespace(Parameter=FakeParameter)
+
+
+def test_parameters_mix_with_tensors_and_hit():
+    """sgemm.torch hands weights over as nn.Parameter (no detached view per
+    call): they must hit like plain tensors, relocated to each call's data."""
+    for i in range(3):
+        x = tarr(rnd((6, 5), i))
+        w = FakeParameter(tarr(rnd((7, 5), 10 + i))._a)
+        bias = FakeParameter(tarr(rnd((7,), 20 + i))._a)
+        c = tarr(np.full((6, 7), np.nan, F32))
+        assert sgemm.gemm(x, w, c, trans_b=True, bias=bias) is c
+        close(c, ref(x.numpy(), w.numpy(), tb=True) + bias.numpy()[None, :].astype(np.float64))
+    assert misses() == 1 and plan_cache.stats["hits"] == 2
+    assert plan_cache.stats["bypass"] == 0
+
+
+def test_other_tensor_subclasses_bypass():
+    a, b = tarr(rnd((4, 3), 1)), FakeSubclass(tarr(rnd((3, 5), 2))._a)
+    for _ in range(2):
+        close(sgemm.gemm(a, b), ref(a.numpy(), b.numpy()))
+    assert plan_cache.stats["bypass"] == 2 and plan_cache.stats["hits"] == 0
+
+
+def test_bad_parameter_raises_naming_it_and_leaves_c():
+    """A Parameter of the wrong dtype is read as not cacheable; the uncached
+    path names it, and C is not written (on a hit's key as on a first call)."""
+    x, w = tarr(rnd((6, 5), 1)), FakeParameter(tarr(rnd((7, 5), 2))._a)
+    c = tarr(np.full((6, 7), 3.0, F32))
+    sgemm.gemm(x, w, c, trans_b=True)                   # the entry exists
+    c._a[...] = 3.0
+    w64 = FakeParameter(np.asarray(rnd((7, 5), 2), np.float64))
+    with pytest.raises(sgemm.ArgumentTypeError, match=r"^b has dtype"):
+        sgemm.gemm(x, w64, c, trans_b=True)
+    with pytest.raises(ArgumentError, match=r"op\(b\) = b\.T is 4x7.*inner dimensions"):
+        sgemm.gemm(x, FakeParameter(tarr(rnd((7, 4), 3))._a), c, trans_b=True)
+    assert (c.numpy() == 3.0).all()
+
+
+def test_torch_programs_never_probe_cupy():
+    """Binding torch's types first: a PyTorch-only program's first call must
+    not import CuPy (0.6-1.4 s where it is installed) to learn that a tensor
+    is not a CuPy array."""
+    a, b = tarr(rnd((4, 3), 1)), tarr(rnd((3, 5), 2))
+    sgemm.gemm(a, b)
+    sgemm.gemm(a, b)
+    assert plan_cache._cp is None and plan_cache.stats["hits"] == 1
 
 
 def test_mixed_packages_bypass():

@@ -146,20 +146,22 @@ class _EmulatedApi:
     calls: list = []
 
     @classmethod
-    def gemm(cls, a, b, c, *, alpha=1.0, beta=0.0, precision=None, bias=None,
+    def gemm(cls, a, b, c, *, alpha=1.0, beta=0.0, trans_b=False, precision=None, bias=None,
              activation=None):
-        for x in (a, b, c):
-            assert type(x) is torch.Tensor, type(x)
+        for x in (a, b, c):       # the types the plan cache takes
+            assert type(x) in (torch.Tensor, nn.Parameter), type(x)
             st_ = x.stride()
             assert st_[-1] == 1 or st_[-2] == 1, (x.shape, st_)
         assert precision in ("ieee", "tf32x3", "tf32")
+        if trans_b:
+            b = b.transpose(-1, -2)
         cls.calls.append((tuple(a.shape), tuple(b.shape), precision, activation,
                           bias is not None))
         r = alpha * (a.double() @ b.double())
         if beta != 0.0:
             r = r + beta * c.double()
         if bias is not None:                 # sgemm.gemm's contract: bias[j] to column j
-            assert type(bias) is torch.Tensor and bias.dim() == 1
+            assert type(bias) in (torch.Tensor, nn.Parameter) and bias.dim() == 1
             assert bias.shape[0] == c.shape[-1] and bias.is_contiguous()
             r = r + bias.double()
         if activation is not None:
@@ -538,3 +540,42 @@ def test_linear_op_rejects_unknown_activation():
         x, w = torch.empty(2, 3, device="cuda"), torch.empty(4, 3, device="cuda")
         with pytest.raises(ValueError, match="activation"):
             torch.ops.sgemm.linear(x, w, None, "ieee", "tanh")
+
+
+# -- the eager path hands sgemm its tensors as they are ---------------------------------
+def test_linear_hands_sgemm_its_tensors_without_views(eager_on_cpu, monkeypatch):
+    """A 2-D x, the weight Parameter and the output reach sgemm as they are
+    (the weight with trans_b=True instead of a detached .t() view): each view
+    cost about 1 us a call (docs/notes/torch.md).  A 3-D x is reshaped once."""
+    import types
+    seen = []
+
+    def spy(a, b, c, **kw):
+        seen.append((a, b, c, kw.get("trans_b", False)))
+        return eager_on_cpu.gemm(a, b, c, **kw)
+    monkeypatch.setattr(_impl, "_api", types.SimpleNamespace(gemm=spy, gemm_batched=spy))
+    lin = nn.Linear(3, 4)
+    x = torch.randn(6, 3)
+    with torch.no_grad():
+        y = st.linear(x, lin.weight, lin.bias, precision="ieee", activation="relu")
+    (a, b, c, tb), = seen
+    assert a is x and b is lin.weight and type(b) is nn.Parameter and tb is True and c is y
+    torch.testing.assert_close(y, F.relu(F.linear(x, lin.weight, lin.bias)))
+    seen.clear()
+    x3 = torch.randn(2, 6, 3)
+    with torch.no_grad():
+        y3 = st.linear(x3, lin.weight, None, precision="ieee")
+    (a, b, c, tb), = seen
+    assert b is lin.weight and tb is True and tuple(a.shape) == (12, 3)
+    assert c.data_ptr() == y3.data_ptr() and tuple(y3.shape) == (2, 6, 4)
+    torch.testing.assert_close(y3, F.linear(x3, lin.weight))
+
+
+def test_linear_rejects_a_bad_bias_before_any_gemm(eager_on_cpu):
+    lin = nn.Linear(3, 4)
+    for bias, match in ((torch.randn(5), r"bias must have shape \(4,\)"),
+                        (torch.randn(1, 4), r"bias must have shape \(4,\)"),
+                        (torch.randn(4, dtype=torch.float64), "bias has dtype")):
+        with pytest.raises((ValueError, TypeError), match=match):
+            st.linear(torch.randn(6, 3), lin.weight, bias)
+    assert eager_on_cpu.calls == []

@@ -1,46 +1,234 @@
-"""Probe: a fresh process's first calls with the kernel bundle -- CUDA
-context created first (excluded, as the first-call target says), then the
-first sgemm call profiled (what the one-time cost is), then first calls of
-new shapes and of tf32x3.  Not part of the package.
+"""Probe: a fresh process's first sgemm call, with sgemm's bytecode present
+(as a wheel install has it) and absent (a fresh checkout), measured apart.
 
-    python bench/probes/first_call.py      (after python -m sgemm.build)
+    python bench/probes/first_call.py --out first-call.json         # GPU, after python -m sgemm.build
+    python bench/probes/first_call.py --stand-in                    # CPU: no GPU, no real cubins
+
+Each number comes from its own fresh interpreter (``--runs`` of them per
+mode); the parent reports min and median.  A child creates the CUDA context
+first (excluded, as issue #20's target says), then times ``import sgemm``
+and the first ``sgemm.gemm`` at 4096^3 up to a device synchronize, then a
+second call and the first calls of new shapes and of tf32x3.  The kernel
+cache is an empty directory: bundled kernels must come from the bundle.
+
+Bytecode present: ``python -m compileall`` over the package first (into
+``__pycache__``, or $PYTHONPYCACHEPREFIX when set).  Absent: the child loads
+sgemm's modules from source, never reading or writing bytecode for them
+(other packages keep theirs), which is what a fresh checkout pays once.
+
+``--stand-in`` runs on a CPU: tests/runtime/fake_driver.py answers as an
+H100, cubins are made up (a first child fills a cache and builds a bundle
+of them with sgemm.build), launches do nothing, operands are
+__cuda_array_interface__ objects and importing cuda.core, CuPy and PyTorch
+fails.  NumPy and cuda.bindings.driver are imported before the timing (the
+stand-in replaces the latter), so the first call there excludes that
+import: the child reports it apart (``bindings_import_ms``).  Stand-in
+numbers are host CPU work only, not GPU numbers.
+
+``--profile`` adds one more child (bytecode present) whose first call runs
+under cProfile, printed by cumulative time.  Not part of the package.
 """
-import cProfile
-import io
-import pstats
-import time
+from __future__ import annotations
 
-t0 = time.perf_counter()
-import cupy as cp  # noqa: E402
-t1 = time.perf_counter()
-import sgemm  # noqa: E402
-t2 = time.perf_counter()
-a = cp.random.standard_normal((4096, 4096), dtype=cp.float32)
-cp.cuda.Device().synchronize()                      # the context exists from here on
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
-def first(f):
+# the calls each child makes, in order: (label, m, n, k, precision)
+CALLS = [("gemm 4096^3 first", 4096, 4096, 4096, None),
+         ("gemm 4096^3 second", 4096, 4096, 4096, None),
+         ("gemm 1000x333x777 first", 1000, 333, 777, None),
+         ("tf32x3 4096^3 first", 4096, 4096, 4096, "tf32x3"),
+         ("deep-k 37x91x50001 first", 37, 91, 50001, None)]
+
+CHILD = r'''
+import importlib.machinery, importlib.util, json, os, sys, time
+mode, array, phase = sys.argv[1], sys.argv[2], sys.argv[3]
+CALLS = json.loads(sys.argv[4])
+
+class SourceOnly(importlib.machinery.SourceFileLoader):
+    def path_stats(self, path):          # no mtime: SourceLoader neither reads nor writes .pyc
+        raise OSError("bytecode ignored by the probe")
+
+class NoBytecode:
+    """sgemm's modules from source only; every other package as usual."""
+    def find_spec(self, name, path=None, target=None):
+        if name != "sgemm" and not name.startswith("sgemm."):
+            return None
+        for f in sys.meta_path:
+            spec = None if f is self else getattr(f, "find_spec", lambda *a: None)(name, path, target)
+            if spec is not None:
+                if type(spec.loader) is importlib.machinery.SourceFileLoader:
+                    spec.loader = SourceOnly(spec.loader.name, spec.loader.path)
+                return spec
+        return None
+
+out = {}
+if array == "stand-in":
+    sys.path.insert(0, os.path.join(os.environ["SGEMM_PROBE_ROOT"], "tests", "runtime"))
+    import fake_driver as F
+    sys.meta_path.insert(0, F.Blocker("cuda.core", "cupy", "torch"))
+    import numpy  # noqa: F401  (what CuPy or PyTorch would have brought)
     t = time.perf_counter()
-    f()
-    cp.cuda.Device().synchronize()
-    return (time.perf_counter() - t) * 1e3
+    import cuda.bindings.driver  # noqa: F401
+    out["bindings_import_ms"] = 1e3 * (time.perf_counter() - t)
+    F.install()
+    base = [1 << 40]
+    def make(shape):
+        base[0] += 1 << 36
+        return F.CudaArray(shape, base[0])
+    sync = lambda: None
+elif array == "torch":
+    import torch
+    torch.zeros(1, device="cuda"); torch.cuda.synchronize()      # the context exists from here on
+    make = lambda shape: torch.randn(*shape, device="cuda")
+    sync = torch.cuda.synchronize
+else:
+    import cupy as cp
+    cp.zeros(1); cp.cuda.Device().synchronize()
+    make = lambda shape: cp.random.standard_normal(shape, dtype=cp.float32)
+    sync = cp.cuda.Device().synchronize
+ops = {}
+for label, m, n, k, prec in CALLS:
+    if (m, n, k) not in ops:
+        ops[(m, n, k)] = (make((m, k)), make((k, n)), make((m, n)))
+sync()
+if mode == "absent":
+    sys.meta_path.insert(0, NoBytecode())
+before = set(sys.modules)
+t0, c0 = time.perf_counter(), time.process_time()
+import sgemm
+out["import_sgemm_ms"] = 1e3 * (time.perf_counter() - t0)
+if phase == "fill":
+    import hashlib
+    from sgemm.runtime import compiler
+    made = []
+    def fake_nvrtc(source, expr, arch, extra=(), debug=None):
+        key = compiler.cache_key(source, expr, arch, extra, debug)
+        made.append((source, expr, arch))
+        return compiler.Compiled(key, b"fake cubin " + key.encode() * 1000,    # ~32 KiB
+                                 {expr: "_Zfake" + hashlib.sha1(expr.encode()).hexdigest()},
+                                 "", arch, expr)
+    compiler.nvrtc_compile = fake_nvrtc
+prof = None
+if phase == "profile":
+    import cProfile
+    prof = cProfile.Profile()
+for i, (label, m, n, k, prec) in enumerate(CALLS):
+    a, b, c = ops[(m, n, k)]
+    if i == 0 and prof:
+        prof.enable()
+    t = time.perf_counter()
+    sgemm.gemm(a, b, c, precision=prec)
+    sync()
+    out[label] = 1e3 * (time.perf_counter() - t)
+    if i == 0:
+        if prof:
+            prof.disable()
+        out["first_total_ms"] = 1e3 * (time.perf_counter() - t0)    # import sgemm + first call
+        out["first_cpu_ms"] = 1e3 * (time.process_time() - c0)
+        new = set(sys.modules) - before
+        out["modules_imported"] = len(new)
+        out["imported_cuda_bindings_driver"] = "cuda.bindings.driver" in new
+        out["imported_cuda_core"] = any(x.startswith("cuda.core") for x in new)
+        out["imported_cupy"] = any(x.startswith("cupy") for x in new)
+from sgemm.runtime import compiler as _c
+out["bundle_kernels"] = len(_c.bundle_keys())      # 0: no usable bundle (the calls compiled)
+api = sys.modules["sgemm.api"]
+out["sgemm_code_from"] = ("source" if type(api.__loader__) is SourceOnly else "bytecode"
+                          if os.path.exists(importlib.util.cache_from_source(api.__file__))
+                          else "source")
+if phase == "fill" and sys.argv[5]:
+    from sgemm import build
+    build.build(sys.argv[5], items=[build.Item(a_, s, e, "?") for s, e, a_ in made],
+                use_cache=True, progress=False)
+if prof:
+    import io, pstats
+    s = io.StringIO()
+    pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(30)
+    print("\n".join(s.getvalue().splitlines()[:45]), file=sys.stderr)
+print(json.dumps(out))
+'''
 
 
-pr = cProfile.Profile()
-pr.enable()
-r = {"gemm 4096^3 first": first(lambda: sgemm.gemm(a, a))}
-pr.disable()
-r["gemm 4096^3 second"] = first(lambda: sgemm.gemm(a, a))
-x = cp.random.standard_normal((1000, 777), dtype=cp.float32)
-y = cp.random.standard_normal((777, 333), dtype=cp.float32)
-r["gemm 1000x333x777 first"] = first(lambda: sgemm.gemm(x, y))
-r["tf32x3 4096^3 first"] = first(lambda: sgemm.gemm(a, a, precision="tf32x3"))
-z = cp.random.standard_normal((37, 50001), dtype=cp.float32)
-w = cp.random.standard_normal((50001, 91), dtype=cp.float32)
-r["deep-k 37x91x50001 first"] = first(lambda: sgemm.gemm(z, w))
-print(f"import cupy {1e3 * (t1 - t0):.0f} ms, import sgemm {1e3 * (t2 - t1):.1f} ms")
-for k, v in r.items():
-    print(f"{k:28s} {v:8.1f} ms")
-s = io.StringIO()
-pstats.Stats(pr, stream=s).sort_stats("cumulative").print_stats(30)
-print("\n".join(s.getvalue().splitlines()[:50]))
+def _child(mode, array, phase, env, bundle_out="") -> dict:
+    r = subprocess.run([sys.executable, "-c", CHILD, mode, array, phase, json.dumps(CALLS),
+                        bundle_out], capture_output=True, text=True, env=env, timeout=600)
+    if r.returncode != 0:
+        raise SystemExit(f"child ({mode}, {phase}) failed:\n{r.stderr[-3000:]}")
+    if phase == "profile":
+        print(r.stderr)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _summary(rows: list[dict]) -> dict:
+    out = {}
+    for key, v in rows[0].items():
+        if isinstance(v, float) and key != "bundle_kernels":
+            vals = [r[key] for r in rows]
+            out[key] = {"min": min(vals), "median": statistics.median(vals)}
+        else:
+            out[key] = sorted({json.dumps(r[key]) for r in rows})
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--stand-in", action="store_true", help="CPU: the stand-in driver, made-up cubins")
+    p.add_argument("--array", choices=("cupy", "torch"), default="cupy",
+                   help="the package whose context and arrays the child uses (GPU)")
+    p.add_argument("--runs", type=int, default=5, help="fresh processes per mode")
+    p.add_argument("--profile", action="store_true")
+    p.add_argument("--out", help="write the results as JSON here")
+    a = p.parse_args(argv)
+    array = "stand-in" if a.stand_in else a.array
+    if a.stand_in:      # split-K's workspace needs an allocator (CuPy or cuda.core): none here
+        CALLS[:] = [c for c in CALLS if not c[0].startswith("deep-k")]
+    spec = importlib.util.find_spec("sgemm")
+    pkg = spec.submodule_search_locations[0]
+    env = dict(os.environ, SGEMM_PROBE_ROOT=ROOT)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(pkg),
+                                                      env.get("PYTHONPATH")]))
+    tmp = tempfile.mkdtemp(prefix="sgemm-first-call-")
+    env["SGEMM_CACHE_DIR"] = os.path.join(tmp, "empty-cache")     # the user cache: empty
+    if a.stand_in:
+        for var in ("SGEMM_LAUNCH", "SGEMM_DEFINES", "SGEMM_DEBUG"):
+            env.pop(var, None)
+        fill = dict(env, SGEMM_CACHE_DIR=os.path.join(tmp, "fill-cache"), SGEMM_BUNDLE="0")
+        _child("present", array, "fill", fill, os.path.join(tmp, "bundle"))
+        env["SGEMM_BUNDLE_DIR"] = os.path.join(tmp, "bundle")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", pkg], check=True, env=env)
+    doc = {"array": array, "runs": a.runs, "python": sys.version.split()[0], "modes": {}}
+    for mode in ("present", "absent"):
+        rows = [_child(mode, array, "time", env) for _ in range(a.runs)]
+        doc["modes"][mode] = {"summary": _summary(rows), "runs": rows}
+    if a.profile:
+        _child("present", array, "profile", env)
+    print(f"first call, {array}, {a.runs} fresh processes per mode (ms: min / median)")
+    keys = ["import_sgemm_ms", "first_total_ms", "first_cpu_ms"] + [c[0] for c in CALLS]
+    if a.stand_in:
+        keys.append("bindings_import_ms")
+    print(f"{'':28s}{'bytecode present':>20s}{'bytecode absent':>20s}")
+    for k in keys:
+        cells = [doc["modes"][m]["summary"][k] for m in ("present", "absent")]
+        print(f"{k:28s}" + "".join(f"{c['min']:>9.1f} / {c['median']:<8.1f}" for c in cells))
+    for k in ("modules_imported", "imported_cuda_bindings_driver", "imported_cuda_core",
+              "imported_cupy", "sgemm_code_from", "bundle_kernels"):
+        print(f"{k:28s}" + "".join(f"{', '.join(doc['modes'][m]['summary'][k]):>20s}"
+                                   for m in ("present", "absent")))
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(doc, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

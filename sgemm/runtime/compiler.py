@@ -26,7 +26,6 @@ import os
 import re
 import tempfile
 import threading
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -132,14 +131,28 @@ def _options(arch: str, debug: bool, extra: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(opts) + tuple(extra)
 
 
-@dataclass(frozen=True)
 class Compiled:
-    key: str
-    cubin: bytes
-    symbol_mapping: dict
-    log: str
-    arch: str
-    name_expression: str
+    """One compiled kernel: cache key, cubin, NVRTC's symbol mapping, the
+    ptxas log, arch and name expression.  Read-only by convention; a slotted
+    class rather than a dataclass, whose creation costs ~1 ms at a first
+    call's import (docs/notes/first-call.md)."""
+
+    __slots__ = ("key", "cubin", "symbol_mapping", "log", "arch", "name_expression")
+
+    def __init__(self, key: str, cubin: bytes, symbol_mapping: dict, log: str, arch: str,
+                 name_expression: str):
+        self.key, self.cubin, self.symbol_mapping = key, cubin, symbol_mapping
+        self.log, self.arch, self.name_expression = log, arch, name_expression
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
+
+    __hash__ = None         # symbol_mapping is a dict, as it was for the dataclass
+
+    def __repr__(self) -> str:
+        return f"Compiled({self.name_expression!r}, {self.arch}, {len(self.cubin)} bytes)"
 
     def resources(self) -> dict:
         """Registers, spills, stack and shared memory that ptxas reported."""

@@ -21,6 +21,7 @@ import torch
 from .. import api as _api
 
 _PLAIN = torch.Tensor
+_PARAM = torch.nn.Parameter
 _F32 = torch.float32
 # torch's own activations, for the k == 0 case only (no GEMM to fuse into)
 _TORCH_ACT = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
@@ -29,12 +30,14 @@ _TORCH_ACT = {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
 
 
 def _ready(x: torch.Tensor) -> torch.Tensor:
-    """x as sgemm takes it: a plain ``torch.Tensor`` (the plan cache keys on
-    the exact type; an ``nn.Parameter`` would take its uncached path every
-    call) whose last two dimensions have one unit stride and a leading
-    dimension that does not overlap (a transposed view is used in place;
-    anything else, e.g. an expanded gradient, is copied)."""
-    if type(x) is not _PLAIN:
+    """x as sgemm takes it: a ``torch.Tensor`` or ``nn.Parameter`` (the types
+    the plan cache takes; any other subclass is detached to a plain tensor)
+    whose last two dimensions have one unit stride and a leading dimension
+    that does not overlap (a transposed view is used in place; anything else,
+    e.g. an expanded gradient, is copied).  A Parameter is no longer detached:
+    that view cost about 1 us a call (docs/notes/torch.md)."""
+    t = type(x)
+    if t is not _PLAIN and t is not _PARAM:
         x = x.detach()
     sh, st = x.shape, x.stride()
     if (st[-1] == 1 and st[-2] >= sh[-1]) or (st[-2] == 1 and st[-1] >= sh[-2]):
@@ -52,18 +55,20 @@ CAPTURE_HINT = (
 
 
 def _vector(x: torch.Tensor) -> torch.Tensor:
-    """A bias as sgemm takes it: a plain, contiguous tensor."""
-    if type(x) is not _PLAIN:
+    """A bias as sgemm takes it: a plain tensor or Parameter, contiguous."""
+    t = type(x)
+    if t is not _PLAIN and t is not _PARAM:
         x = x.detach()
     return x if x.stride(0) == 1 or x.shape[0] <= 1 else x.contiguous()
 
 
 def gemm_into(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, precision: str,
               alpha: float = 1.0, beta: float = 0.0, bias: torch.Tensor | None = None,
-              activation: str | None = None) -> torch.Tensor:
-    """out = activation(alpha * a @ b + beta * out + bias), 2-D or batched
-    3-D; a and b may be transposed views, bias (one entry per column of out)
-    and the activation are fused into the GEMM.  Returns out."""
+              activation: str | None = None, trans_b: bool = False) -> torch.Tensor:
+    """out = activation(alpha * a @ op(b) + beta * out + bias), 2-D or
+    batched 3-D, op(b) = b.T when trans_b; a and b may be transposed views,
+    bias (one entry per column of out) and the activation are fused into the
+    GEMM.  Returns out."""
     if out.numel() == 0:
         return out
     if bias is not None:
@@ -79,10 +84,10 @@ def gemm_into(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, precision: st
     run = _api.gemm if out.dim() == 2 else _api.gemm_batched
     try:
         if bias is None and activation is None:   # the plain call: its plan-cache key
-            run(a, b, out, alpha=alpha, beta=beta, precision=precision)
+            run(a, b, out, alpha=alpha, beta=beta, trans_b=trans_b, precision=precision)
         else:
-            run(a, b, out, alpha=alpha, beta=beta, precision=precision, bias=bias,
-                activation=activation)
+            run(a, b, out, alpha=alpha, beta=beta, trans_b=trans_b, precision=precision,
+                bias=bias, activation=activation)
     except Exception as e:
         if torch.cuda.is_current_stream_capturing():
             raise RuntimeError(CAPTURE_HINT) from e
@@ -143,14 +148,20 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                          f"{tuple(weight.shape)} do not match (weight is (out, in), x is "
                          f"(..., in))")
     n_out = weight.shape[0]
-    out = torch.empty((*x.shape[:-1], n_out), dtype=_F32, device=x.device)
-    rows = math.prod(x.shape[:-1])
-    o2 = out.view(rows, n_out)
     if bias is not None:
         _f32("linear", "bias", bias)
-        if bias.shape != (n_out,):
+        if bias.dim() != 1 or bias.shape[0] != n_out:
             raise ValueError(f"sgemm.linear: bias must have shape ({n_out},), got "
                              f"{tuple(bias.shape)}")
-    gemm_into(x.reshape(rows, x.shape[-1]), weight.t(), o2, precision, 1.0, 0.0,
-              bias=bias, activation=activation)
+    # weight goes in as it is with trans_b (the same canonical problem as the
+    # weight.t() view, without building that view), and a 2-D x needs no
+    # reshape of x or view of out: each view is about 1 us of host time
+    if x.dim() == 2:
+        out = torch.empty((x.shape[0], n_out), dtype=_F32, device=x.device)
+        return gemm_into(x, weight, out, precision, 1.0, 0.0, bias=bias,
+                         activation=activation, trans_b=True)
+    out = torch.empty((*x.shape[:-1], n_out), dtype=_F32, device=x.device)
+    rows = math.prod(x.shape[:-1])
+    gemm_into(x.reshape(rows, x.shape[-1]), weight, out.view(rows, n_out), precision, 1.0,
+              0.0, bias=bias, activation=activation, trans_b=True)
     return out

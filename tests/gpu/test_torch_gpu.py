@@ -291,3 +291,24 @@ def test_linear_module_matches_nn_linear(torch, st, fp32_torch):
     assert _rel(x.grad, x2.grad) < 1e-5
     assert _rel(lin.weight.grad, ref.weight.grad) < 1e-5
     assert _rel(lin.bias.grad, ref.bias.grad) < 1e-5
+
+
+def test_eager_calls_hit_the_plan_cache(torch, st):
+    """The eager fast path's repeated calls -- nn.Parameter weights included,
+    the weight passed with trans_b -- are plan-cache hits, never the uncached
+    path (a bypass builds a whole Plan every call), and match torch."""
+    from sgemm import plan_cache
+    lin = torch.nn.Linear(96, 80).cuda()
+    x = torch.randn(33, 96, device="cuda")
+    a, b = torch.randn(33, 96, device="cuda"), torch.randn(96, 80, device="cuda")
+    with torch.no_grad():
+        st.linear(x, lin.weight, lin.bias, precision="ieee")
+        st.mm(a, b, precision="ieee")
+        before = dict(plan_cache.stats)
+        for _ in range(5):
+            y = st.linear(x, lin.weight, lin.bias, precision="ieee")
+            z = st.mm(a, b, precision="ieee")
+    assert plan_cache.stats["hits"] - before["hits"] == 10
+    assert plan_cache.stats["bypass"] == before["bypass"]
+    assert _rel(y, x.double() @ lin.weight.double().t() + lin.bias.double()) < TOL["ieee"]
+    assert _rel(z, a.double() @ b.double()) < TOL["ieee"]
