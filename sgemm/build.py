@@ -131,7 +131,9 @@ def kernel_params(arch: str) -> list[tuple]:
         if spec is not None and cc >= spec.min_cc:
             out.append((spec, p))
     for spec in schemes.UTILITY_SPECS + utility.UTILITY:
-        out.append((spec, spec.configs["default"]))
+        # a kernel built for arch-specific targets only (wgmma) runs on those alone
+        if arch in spec.archs or not all(a.endswith("a") for a in spec.archs):
+            out.append((spec, spec.configs["default"]))
     return [(s, p) for s, p in out if s.plain or not s.can_implement(p, smem)]
 
 

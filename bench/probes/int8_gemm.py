@@ -1,17 +1,23 @@
-"""Probe: the integer engine's INT8 GEMM (41_int8_mma.cu) and its whole
-pipeline (sgemm.int8x.device.gemm) against cupy.matmul FP32 (TF32 off), at
-4096^3, 8192^3 and 16384^3 on N(0,1) data.  Not part of the package.
+"""Probe: the integer engine's INT8 GEMMs (41_int8_mma.cu, mma.sync; and
+42_int8_wgmma.cu, wgmma, on sm_90a) and its whole pipeline
+(sgemm.int8x.device.gemm) against cupy.matmul FP32 (TF32 off), at 4096^3,
+8192^3 and 16384^3 on N(0,1) data.  Not part of the package.
 
 Per size, correctness first, then time (CUDA events, 2 warm-up calls, median
 and spread of REPS):
-  * int8_gemm, 8 moduli in one launch, each registered config: sampled
-    planes checked bit for bit against NumPy int64, then TOPS counted as
-    8 * 2 m n k integer ops;
-  * the pipeline's steps (exponents, residues, INT8 GEMM, Garner) and the
-    whole call, TFLOPS counted as 2 m n k (the FP32 problem's flops);
+  * int8_gemm, 8 moduli in one launch, every registered config of each
+    kernel this GPU runs: sampled planes checked bit for bit against NumPy
+    int64, then TOPS counted as 8 * 2 m n k integer ops;
+  * the pipeline's steps (exponents, residues of A and of B, INT8 GEMM as
+    the pipeline picks it, Garner) and the whole call with each kernel,
+    TFLOPS counted as 2 m n k (the FP32 problem's flops); the residue step
+    also as GB/s (float32 read once, 8 int8 planes written);
   * cupy.matmul FP32, the same count;
   * errors against fp64 (cupy float64 matmul): median relative and max
     componentwise |C - C64| / (|A||B|), for the pipeline and for cuBLAS.
+
+A is column-major (Fortran order) and B too, as a column-major BLAS call
+passes them: A's residues read down columns, B's along rows.
 
     OUT=dir python bench/probes/int8_gemm.py [SIZES...]      # default 4096 8192 16384
 
@@ -55,9 +61,14 @@ def errors(out, ref, scale):
     return med, float(cp.max(d / scale))
 
 
+def kernels() -> list[str]:
+    """The INT8 GEMMs this GPU runs, the pipeline's pick first."""
+    return ["wgmma", "mma"] if D.gemm_spec().name == "int8_wgmma" else ["mma"]
+
+
 def int8_steps(a, b, rec):
-    """The INT8 GEMM alone on the pipeline's own residue planes (every
-    config), then each step of the pipeline; the planes are freed on return."""
+    """Each INT8 GEMM config alone on the pipeline's own residue planes, then
+    each step of the pipeline; the planes are freed on return."""
     m, k = a.shape
     n = b.shape[1]
     bud = M.budget(8, k)
@@ -69,21 +80,28 @@ def int8_steps(a, b, rec):
     ha, hb = pa[:, rows].get().astype(np.int64), pb[:, cols].get().astype(np.int64)
     want = np.einsum("lik,ljk->lij", ha, hb)
     rec["int8_gemm"] = {}
-    for config in U.INT8X_GEMM.configs:
-        got = D.int8_gemm(pa, pb, mods, config)[:, rows][:, :, cols].get()
-        exact = bool(np.array_equal(got, want))
-        med, lo, hi = timed(lambda: D.int8_gemm(pa, pb, mods, config))
-        ops = 8 * 2.0 * m * n * k
-        rec["int8_gemm"][config] = dict(exact_on_sample=exact, ms=med, ms_min=lo, ms_max=hi,
-                                        tops=ops / med / 1e9)
+    ops = 8 * 2.0 * m * n * k
+    for kernel in kernels():
+        spec = D.gemm_spec(kernel)
+        for config in spec.configs:
+            got = D.int8_gemm(pa, pb, mods, config, kernel)[:, rows][:, :, cols].get()
+            exact = bool(np.array_equal(got, want))
+            med, lo, hi = timed(lambda: D.int8_gemm(pa, pb, mods, config, kernel))
+            rec["int8_gemm"][f"{spec.name}:{config}"] = dict(
+                exact_on_sample=exact, ms=med, ms_min=lo, ms_max=hi, tops=ops / med / 1e9)
+    rec["pipeline_gemm"] = D.gemm_spec().name
     planes = D.int8_gemm(pa, pb, mods)
     steps = {
         "exponents": lambda: (D.exponents(a, 1, bud.alpha), D.exponents(b, 0, bud.beta)),
-        "residues": lambda: (D.residues(a, mu, 1, mods), D.residues(b, nu, 0, mods)),
+        "residues_a": lambda: D.residues(a, mu, 1, mods),
+        "residues_b": lambda: D.residues(b, nu, 0, mods),
         "int8_gemm": lambda: D.int8_gemm(pa, pb, mods),
         "garner": lambda: D.garner(planes, mods, mu, nu),
     }
     rec["steps_ms"] = {name: timed(f)[0] for name, f in steps.items()}
+    kp = D.padded_k(k)
+    moved = {"residues_a": 4 * m * k + 8 * m * kp, "residues_b": 4 * k * n + 8 * n * kp}
+    rec["residues_gb_per_s"] = {s_: moved[s_] / rec["steps_ms"][s_] / 1e6 for s_ in moved}
 
 
 def accuracy(a, b, rec):
@@ -105,7 +123,11 @@ def probe(s: int) -> dict:
     accuracy(a, b, rec)
     flops = 2.0 * m * n * k
     med, lo, hi = timed(lambda: D.gemm(a, b))
-    rec["int8x"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9)
+    rec["int8x"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9,
+                        gemm=D.gemm_spec().name)
+    for kernel in kernels()[1:]:        # the pipeline with the other INT8 GEMM
+        med, lo, hi = timed(lambda: D.gemm(a, b, kernel=kernel))
+        rec[f"int8x_{kernel}"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9)
     med, lo, hi = timed(lambda: cp.matmul(a, b))
     rec["cublas_fp32"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9)
     rec["speedup_vs_cublas"] = rec["cublas_fp32"]["ms"] / rec["int8x"]["ms"]
@@ -117,6 +139,7 @@ def main(argv):
     out_dir = os.environ.get("OUT", ".")
     os.makedirs(out_dir, exist_ok=True)
     recs = []
+    path = os.path.join(out_dir, "int8_gemm.json")
     t0 = time.time()
     for s in sizes:
         r = probe(s)
@@ -125,15 +148,22 @@ def main(argv):
         print(f"{s:>6}^3  int8_gemm " + "  ".join(
             f"{c}: {v['tops']:.0f} TOPS ({v['ms']:.2f} ms, exact={v['exact_on_sample']})"
             for c, v in g.items()))
+        print("        residues GB/s " + "  ".join(
+            f"{k_}={v:.0f}" for k_, v in r["residues_gb_per_s"].items()))
         print("        steps ms " + "  ".join(f"{k}={v:.2f}" for k, v in r["steps_ms"].items()))
-        print(f"        int8x {r['int8x']['tflops']:.1f} TFLOPS  cuBLAS FP32 "
+        others = "".join(f"  {k_} {v['tflops']:.1f}" for k_, v in r.items()
+                         if k_.startswith("int8x_") and k_ != "int8x_err")
+        print(f"        int8x ({r['pipeline_gemm']}) {r['int8x']['tflops']:.1f} TFLOPS{others}"
+              f"  cuBLAS FP32 "
               f"{r['cublas_fp32']['tflops']:.1f}  ({r['speedup_vs_cublas']:.2f}x)  "
               f"err med/max int8x {r['int8x_err'][0]:.2e}/{r['int8x_err'][1]:.2e}  "
               f"fp32 {r['cublas_fp32_err'][0]:.2e}/{r['cublas_fp32_err'][1]:.2e}", flush=True)
         cp.get_default_memory_pool().free_all_blocks()
-    path = os.path.join(out_dir, "int8_gemm.json")
-    with open(path, "w") as f:
-        json.dump(dict(probe="int8_gemm", seconds=time.time() - t0, records=recs), f, indent=1)
+        # rewritten after every size: a run stopped at its time limit keeps
+        # the sizes it finished ("complete" says whether all were)
+        with open(path, "w") as f:
+            json.dump(dict(probe="int8_gemm", sizes=sizes, complete=len(recs) == len(sizes),
+                           seconds=time.time() - t0, records=recs), f, indent=1)
     print("wrote", path)
 
 

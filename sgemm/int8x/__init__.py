@@ -13,8 +13,9 @@ unfused.  The code here is written from the method, not from theirs.
 
 Status: the pipeline runs end to end on CuPy arrays
 (device.gemm: exponents and int8 residue planes, 40_int8x.cu; the INT8
-GEMMs of all moduli in one launch, 41_int8_mma.cu; Garner reconstruction
-with alpha/beta, 40_int8x.cu).  moduli.py holds what the kernels take from
+GEMMs of all moduli in one launch, 42_int8_wgmma.cu on sm_90a and
+41_int8_mma.cu elsewhere; Garner reconstruction with alpha/beta,
+40_int8x.cu).  moduli.py holds what the kernels take from
 the host (moduli, bit budgets, Garner constants); reference.py is an exact
 NumPy emulation of the whole pipeline that the kernels match bit for bit --
 every step but the scaling and the final conversion is integer arithmetic.

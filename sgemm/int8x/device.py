@@ -4,10 +4,11 @@ them, and the whole pipeline in one call:
     C = device.gemm(a, b, c, alpha, beta)       # float32 CuPy arrays
 
 exponents (40_int8x.cu) -> int8 residue planes (40_int8x.cu) -> INT8 GEMMs
-of all moduli in one launch (41_int8_mma.cu) -> Garner reconstruction with
-alpha/beta (40_int8x.cu).  Every step after the scaling is integer
-arithmetic, so the result equals reference.gemm(...) rounded to float32 bit
-for bit (tests/gpu/test_int8x_gpu.py).
+of all moduli in one launch (42_int8_wgmma.cu on sm_90a, 41_int8_mma.cu
+elsewhere) -> Garner reconstruction with alpha/beta (40_int8x.cu).  Every
+step after the scaling is integer arithmetic, so the result equals
+reference.gemm(...) rounded to float32 bit for bit
+(tests/gpu/test_int8x_gpu.py).
 
 Workspace (allocated per call from CuPy's pool, freed on return): the
 residue planes, n_moduli * (m + n) * K16 bytes (K16 = k rounded up to 16),
@@ -96,6 +97,15 @@ def exponents(x, axis: int, bits: int):
     return e, bool(int(bad[0]))
 
 
+RESIDUE_TILE = (32, 128)      # rows x columns of X per block (40_int8x.cu, i8x::TR, TC)
+
+
+def residue_grid(rows: int, ld: int) -> tuple[int, int, int]:
+    """int8x_residues' grid: one block per 32 x 128 tile, row tiles in x,
+    column tiles (up to ld, the zero padding included) in y."""
+    return (math.ceil(rows / RESIDUE_TILE[0]), math.ceil(ld / RESIDUE_TILE[1]), 1)
+
+
 def residues(x, e, axis: int, mods, ld: int | None = None):
     """int8 planes (n, rows, ld): row r of X (rows of x for axis=1, columns
     for axis=0) scaled by 2^e_r and reduced modulo each modulus; columns
@@ -107,28 +117,43 @@ def residues(x, e, axis: int, mods, ld: int | None = None):
     if ld % U.INT8_K_ALIGN or ld < cols:
         raise ValueError(f"int8x.residues: ld={ld} must be a multiple of {U.INT8_K_ALIGN} "
                          f"and >= {cols}")
+    if math.ceil(ld / RESIDUE_TILE[1]) > 65535:
+        raise ValueError(f"int8x.residues: ld={ld} needs more than 65535 column tiles of "
+                         f"{RESIDUE_TILE[1]} (k above {65535 * RESIDUE_TILE[1]})")
     out = cupy.empty((n, rows, ld), cupy.int8)
-    total = rows * ld
-    if total:
-        _launch(U.INT8X_RESIDUES, (max(1, min(math.ceil(total / 256), 65535)), 1, 1),
+    if rows:
+        _launch(U.INT8X_RESIDUES, residue_grid(rows, ld),
                 (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, e.data.ptr, mods.data.ptr,
                  out.data.ptr, ld, rows * ld))
     return out
 
 
-def int8_gemm(pa, pb, mods, config: str = "default"):
-    """C'_l = A'_l B'_l for every plane l, exactly modulo p_l (exactly, for
-    K <= 131008; deeper K is folded modulo p_l inside the kernel).
+def gemm_spec(kernel: str = "auto"):
+    """The INT8 GEMM spec for the current device: "auto" is wgmma
+    (42_int8_wgmma.cu) on sm_90a and mma.sync (41_int8_mma.cu) elsewhere;
+    "wgmma" or "mma" force one (wgmma only on sm_90a)."""
+    import cupy
+    from ..runtime import device as devmod
+    return U.int8_gemm_spec(devmod.info(cupy.cuda.Device().id).arch, kernel)
+
+
+def int8_gemm(pa, pb, mods, config: str | None = None, kernel: str = "auto"):
+    """C'_l = A'_l B'_l for every plane l, exactly modulo p_l (exactly for
+    K <= 131008 with mma.sync, 131056 with wgmma; deeper K is folded modulo
+    p_l inside the kernel).
 
     pa: int8 (n, m, K) C-contiguous (rows of A'_l, k contiguous), pb: int8
     (n, ncols, K) (columns of B'_l); K a multiple of 16, zeros past the real
-    depth.  mods: constants(); the kernel reads p_l = mods[l].  Returns int32
-    (n, m, ncols) whose planes are column-major (strides (m ncols, 1, m)
-    elements): what garner() reads without a copy."""
+    depth.  mods: constants(); the kernel reads p_l = mods[l].  kernel:
+    "auto" (wgmma on sm_90a, else mma), "mma" or "wgmma"; config: one of that
+    kernel's configs (None: its "default").  Returns int32 (n, m, ncols)
+    whose planes are column-major (strides (m ncols, 1, m) elements): what
+    garner() reads without a copy."""
     import cupy
-    spec = U.INT8X_GEMM
+    spec = gemm_spec(kernel)
+    config = config or "default"
     if config not in spec.configs:
-        raise ValueError(f"int8x.int8_gemm: config {config!r} is not one of "
+        raise ValueError(f"int8x.int8_gemm: config {config!r} is not one of {spec.name}'s "
                          f"{sorted(spec.configs)}")
     p = spec.configs[config]
     for name, x in (("pa", pa), ("pb", pb)):
@@ -147,7 +172,8 @@ def int8_gemm(pa, pb, mods, config: str = "default"):
     from ..runtime import device as devmod
     why = spec.can_implement(p, devmod.info(cupy.cuda.Device().id).smem_optin)
     if why:
-        raise ValueError(f"int8x.int8_gemm: config {config!r} cannot run here: " + "; ".join(why))
+        raise ValueError(f"int8x.int8_gemm: {spec.name} config {config!r} cannot run here: " +
+                         "; ".join(why))
     buf = cupy.empty((n, ncols, m), cupy.int32)     # plane l: column j at [l, j, :]
     if buf.size:
         _launch(spec, spec.grid_for(m, ncols, n, p),
@@ -155,6 +181,12 @@ def int8_gemm(pa, pb, mods, config: str = "default"):
                  pa.data.ptr, kp, m * kp, pb.data.ptr, kp, ncols * kp,
                  mods.data.ptr, np.int32(p.swizzle), buf.data.ptr, m, m * ncols), p)
     return buf.transpose(0, 2, 1)
+
+
+def garner_grid(m: int, ncols: int) -> tuple[int, int, int]:
+    """int8x_garner's grid: blocks of 256 rows in x, one column each in y
+    (at most 65535; the kernel loops over the rest)."""
+    return (math.ceil(m / 256), min(ncols, 65535), 1)
 
 
 def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None):
@@ -175,9 +207,8 @@ def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None):
     if not (st[1] == 1 and st[2] >= m and st[0] >= st[2] * ncols):
         planes = cupy.ascontiguousarray(planes.transpose(0, 2, 1)).transpose(0, 2, 1)
         st = [s // 4 for s in planes.strides]
-    total = m * ncols
-    if total:
-        _launch(U.INT8X_GARNER, (max(1, min(math.ceil(total / 256), 65535)), 1, 1),
+    if m * ncols:
+        _launch(U.INT8X_GARNER, garner_grid(m, ncols),
                 (np.int32(m), np.int32(ncols), planes.data.ptr, st[2], st[0], mods.data.ptr,
                  mu.data.ptr, nu.data.ptr, np.float32(alpha), np.float32(beta), out.data.ptr,
                  m))
@@ -185,13 +216,14 @@ def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None):
 
 
 def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
-         n_moduli: int = U.INT8X_MODULI, config: str = "default"):
+         n_moduli: int = U.INT8X_MODULI, config: str | None = None, kernel: str = "auto"):
     """C = alpha a @ b + beta c through the integer pipeline (Ozaki scheme II,
     8 moduli: FP32-level accuracy for k up to a few thousand, see
     moduli.budget).  a (m x k), b (k x n), c (m x n): float32 CuPy arrays of
     any strides (a column-major problem's Fortran-ordered operands are read
-    in place).  Returns a new Fortran-ordered float32 (m, n) array; c is
-    never read when beta == 0.
+    in place).  kernel/config choose the INT8 GEMM (int8_gemm).  Returns a
+    new Fortran-ordered float32 (m, n) array; c is never read when
+    beta == 0.
 
     alpha == 0 or k == 0 give beta c without reading a or b (netlib).  Inf or
     NaN in a or b raise NonFiniteInput: they have no integer form, and the
@@ -227,6 +259,6 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
     mods = constants(n_moduli)
     pa = residues(a, mu, 1, mods)
     pb = residues(b, nu, 0, mods)
-    planes = int8_gemm(pa, pb, mods, config)
+    planes = int8_gemm(pa, pb, mods, config, kernel)
     del pa, pb                                  # back to the pool before Garner's output
     return garner(planes, mods, mu, nu, alpha, beta, c if beta != 0.0 else None)

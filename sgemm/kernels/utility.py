@@ -99,9 +99,9 @@ def int8_gemm_smem(p: TileParams) -> int:
 
 @dataclass(frozen=True)
 class Int8GemmSpec(KernelSpec):
-    """A plain (no TA/TB) spec whose template arguments come from the config:
-    int8_mma<BM, BN, BK, WM, WN, STAGES>; the raster group width
-    (TileParams.swizzle) is a run-time argument."""
+    """A plain (no TA/TB) spec whose template arguments come from the config
+    (int8_mma<BM, BN, BK, WM, WN, STAGES>, int8_wgmma<BM, BN, STAGES>); the
+    raster group width (TileParams.swizzle) is a run-time argument."""
 
     def name_expression(self, p: TileParams, ta: bool = False, tb: bool = False,
                         aligned: bool = False) -> str:
@@ -130,8 +130,8 @@ def _int8_gemm(configs: dict[str, TileParams]) -> Int8GemmSpec:
 
 # default: 2 blocks an SM on sm_80/sm_90 (128 registers, 64 KiB each);
 # large: the 64x64 warp tile halves shared-memory traffic per MMA, one block
-# an SM (about 235 registers).  Which is faster is not measured yet
-# (bench/probes/int8_gemm.py times both).
+# an SM (about 235 registers).  H100: default 603-667 TOPS, large 525-628
+# (bench/results/int8-gemm-probe-h100-2026-11-25.json).
 INT8X_GEMM = _int8_gemm({
     "default": TileParams(BM=128, BN=128, BK=64, WM=64, WN=32, threads=256, stages=4,
                           swizzle=8),
@@ -139,4 +139,81 @@ INT8X_GEMM = _int8_gemm({
                         swizzle=8),
 })
 
-UTILITY = [SCALE, PACK, INT8X_EXPONENTS, INT8X_RESIDUES, INT8X_GARNER, INT8X_GEMM]
+
+# ---- the INT8 GEMM with wgmma on sm_90a (42_int8_wgmma.cu) ----
+INT8_WGMMA_BK = 128        # bytes of k per stage: one 128-byte swizzled row per m/n index
+
+
+def int8_wgmma_rules(p: TileParams) -> list[str]:
+    """Why 42_int8_wgmma.cu cannot be instantiated with p (empty: it can)."""
+    why: list[str] = []
+    need(p.BK == INT8_WGMMA_BK, f"BK={p.BK}: the k-tile must be {INT8_WGMMA_BK} bytes (one "
+         "128-byte row per m/n index: wgmma's 128B swizzle, four k32 steps)", why)
+    need(p.BM in (64, 128, 192, 256), f"BM={p.BM}: one warpgroup per 64 rows (wgmma's m64), "
+         "1 to 4 of them", why)
+    need(p.BN in (64, 128, 256), f"BN={p.BN}: the wgmma n must be 64, 128 or 256 (the "
+         "instantiated m64nNk32 forms)", why)
+    if why:
+        return why
+    need(p.WM == 64 and p.WN == p.BN, f"WM={p.WM}, WN={p.WN}: each warpgroup computes one "
+         f"64 x BN slice with one wgmma per k32 step, so WM=64 and WN=BN={p.BN}", why)
+    want = 128 * (p.BM // 64)
+    need(p.threads == want, f"threads={p.threads}: a {p.BM}-row tile has {p.BM // 64} "
+         f"warpgroups = {want} threads", why)
+    need(p.BN % (p.BM // 4) == 0, f"B tile: {p.BN} rows do not split over the {p.BM // 4} "
+         "rows a copy iteration covers", why)
+    need(p.stages >= 3, f"stages={p.stages}: loads run stages-2 k-tiles ahead of the wgmma "
+         "group in flight, so at least 3", why)
+    need(p.split_k == 1, f"split_k={p.split_k}: the INT8 GEMM does not split K (it folds "
+         "deep K modulo p instead)", why)
+    return why
+
+
+def int8_wgmma_smem(p: TileParams) -> int:
+    """Dynamic shared memory: STAGES tiles of A and B (128-byte rows), plus
+    1024 bytes to align the swizzle atoms."""
+    return p.stages * (p.BM + p.BN) * INT8_WGMMA_BK + 1024
+
+
+def _int8_wgmma(configs: dict[str, TileParams]) -> Int8GemmSpec:
+    for name, p in configs.items():
+        why = int8_wgmma_rules(p)
+        if why:
+            raise ValueError(f"int8_wgmma config {name!r} ({p}) is invalid: " + "; ".join(why))
+    return Int8GemmSpec(
+        id=-42, name="int8_wgmma", source="42_int8_wgmma.cu", function="int8_wgmma",
+        title="INT8 x INT8 -> INT32 GEMM over residue planes (wgmma m64nNk32 s8, several "
+              "moduli a launch)",
+        seed="Ozaki scheme II (arXiv 2504.08009); Hopper wgmma with a cp.async multistage "
+             "pipeline",
+        template_fields=("BM", "BN", "stages"), configs=configs,
+        rules=int8_wgmma_rules, dynamic_smem=int8_wgmma_smem,
+        archs=("sm_90a",), min_cc=90, plain=True)
+
+
+# default: 128 x 256, one block an SM (128 accumulators a thread, 4 x 48 KiB
+# stages); narrow: 128 x 128, two blocks an SM (3 x 32 KiB stages each, 128
+# registers).  H100, 8 moduli a launch (bench/results/int8-gemm-probe-h100-
+# 2026-11-25.json): default 1065 / 1404 / 1402 TOPS at 4096^3 / 8192^3 /
+# 16384^3, narrow 876 / 1008 / 1086.
+INT8X_WGMMA = _int8_wgmma({
+    "default": TileParams(BM=128, BN=256, BK=128, WM=64, WN=256, threads=256, stages=4,
+                          swizzle=8),
+    "narrow": TileParams(BM=128, BN=128, BK=128, WM=64, WN=128, threads=256, stages=3,
+                         swizzle=8),
+})
+
+
+def int8_gemm_spec(arch: str, kernel: str = "auto") -> Int8GemmSpec:
+    """The INT8 GEMM for an NVRTC arch: kernel "wgmma" (42, sm_90a only),
+    "mma" (41, sm_80 and later) or "auto" (wgmma on sm_90a, else mma)."""
+    if kernel not in ("auto", "mma", "wgmma"):
+        raise ValueError(f"int8 gemm: kernel={kernel!r} must be 'auto', 'mma' or 'wgmma'")
+    if kernel == "auto":
+        kernel = "wgmma" if arch == "sm_90a" else "mma"
+    if kernel == "wgmma" and arch != "sm_90a":
+        raise ValueError(f"int8 gemm: kernel='wgmma' needs sm_90a (wgmma), this GPU is {arch}")
+    return INT8X_WGMMA if kernel == "wgmma" else INT8X_GEMM
+
+
+UTILITY = [SCALE, PACK, INT8X_EXPONENTS, INT8X_RESIDUES, INT8X_GARNER, INT8X_GEMM, INT8X_WGMMA]

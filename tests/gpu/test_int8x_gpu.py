@@ -1,8 +1,9 @@
 """The integer engine's kernels against exact references: the conversion and
 reconstruction kernels (40_int8x.cu) against the host emulation
 (sgemm/int8x/reference.py), with CuPy's integer matmul standing in for the
-INT8 GEMMs; the INT8 GEMM (41_int8_mma.cu) against NumPy int64 products,
-bit for bit, on odd shapes and past one exact INT32 sum; the whole pipeline
+INT8 GEMMs, the residue planes for every operand layout; both INT8 GEMMs
+(41_int8_mma.cu, and 42_int8_wgmma.cu on sm_90a) against NumPy int64
+products, bit for bit, on odd shapes and past one exact INT32 sum; the whole pipeline
 (device.gemm) against the emulation bit for bit and against fp64 next to
 cuBLAS FP32 (TF32 off)."""
 from __future__ import annotations
@@ -84,7 +85,36 @@ def test_non_finite_input_is_flagged(value):
     assert bad_cols
 
 
-# ---- the INT8 GEMM (41_int8_mma.cu) ----
+RESIDUE_CASES = [(1, 1, "C"), (1, 1, "F"), (33, 129, "C"), (33, 129, "F"), (70, 300, "F"),
+                 (257, 1, "F"), (5, 4097, "C"), (300, 31, "F"), (64, 128, "P")]
+
+
+@pytest.mark.parametrize("m,k,order", RESIDUE_CASES,
+                         ids=[f"{m}x{k}-{o}" for m, k, o in RESIDUE_CASES])
+def test_residue_planes_for_every_layout(m, k, order):
+    """The coalesced residue kernel reads down columns (column-major A,
+    row-major B) or along rows (the other two); tiles of 32 x 128 cross
+    every edge here.  k = 1 gives the largest scaled integers (2^31)."""
+    from sgemm.int8x import device as D
+    from sgemm.int8x import reference as R
+    from tests.gpu.reference import make
+    rng = np.random.default_rng(m * 31 + k)
+    n = max(1, k // 3)
+    a = make(cp, rng, (m, k), "C" if order == "P" else order, pad=2 if order == "P" else 0)
+    b = make(cp, rng, (k, n), "C" if order == "F" else "F")     # the other way round
+    a *= cp.asarray(np.exp2(rng.integers(-30, 31, (m, 1))).astype(np.float32))
+    parts = R.decompose(a.get(), b.get(), 8)
+    mods = D.constants(8)
+    mu, _ = D.exponents(a, 1, parts.budget.alpha)
+    nu, _ = D.exponents(b, 0, parts.budget.beta)
+    pa, pb = D.residues(a, mu, 1, mods), D.residues(b, nu, 0, mods)
+    for l in range(8):
+        np.testing.assert_array_equal(pa[l, :, :k].get(), parts.a_res[l])
+        np.testing.assert_array_equal(pb[l, :, :k].get(), parts.b_res[l].T)
+    assert not pa[:, :, k:].any() and not pb[:, :, k:].any()        # zero padding
+
+
+# ---- the INT8 GEMMs (41_int8_mma.cu; 42_int8_wgmma.cu on sm_90a) ----
 
 def _residue_planes(rng, rows, k, ms, extreme=False):
     """int8 (len(ms), rows, K16) symmetric residues, zero past k; extreme:
@@ -105,41 +135,61 @@ def _int64_planes(pa, pb):
 
 SHAPES = [(1, 1, 1), (17, 33, 65), (33, 17, 65), (129, 255, 1000), (255, 129, 1000),
           (128, 128, 64), (256, 256, 128), (130, 257, 4097), (1, 300, 33), (300, 1, 33),
-          (5, 7, 4096), (200, 9, 16), (1000, 1000, 31)]
+          (5, 7, 4096), (200, 9, 16), (1000, 1000, 31),
+          # the wgmma tiles (128 x 256 and 128 x 128, k-tiles of 128): one
+          # past and one short of them, k not a multiple of 32, 64 or 128
+          (128, 256, 128), (127, 255, 112), (129, 257, 144), (257, 513, 2000), (384, 128, 48),
+          (64, 600, 272)]
+
+GEMMS = [("mma", "default"), ("mma", "large"), ("wgmma", "default"), ("wgmma", "narrow")]
 
 
-@pytest.mark.parametrize("config", ["default", "large"])
+def _skip_unless_runs(kernel):
+    from sgemm.runtime import device as devmod
+    if kernel == "wgmma" and devmod.info(cp.cuda.Device().id).arch != "sm_90a":
+        pytest.skip("wgmma needs sm_90a")
+
+
+@pytest.mark.parametrize("kernel,config", GEMMS, ids=[f"{k}-{c}" for k, c in GEMMS])
 @pytest.mark.parametrize("m,n,k", SHAPES, ids=[f"{m}x{n}x{k}" for m, n, k in SHAPES])
-def test_int8_gemm_planes_are_exact(m, n, k, config):
+def test_int8_gemm_planes_are_exact(m, n, k, kernel, config):
     from sgemm.int8x import device as D
     from sgemm.int8x import moduli as M
+    _skip_unless_runs(kernel)
     rng = np.random.default_rng(m * 7919 + n * 31 + k)
     ms = M.moduli(8)
     pa = _residue_planes(rng, m, k, ms, extreme=True)
     pb = _residue_planes(rng, n, k, ms, extreme=True)
-    got = D.int8_gemm(cp.asarray(pa), cp.asarray(pb), D.constants(8), config)
+    got = D.int8_gemm(cp.asarray(pa), cp.asarray(pb), D.constants(8), config, kernel)
     assert got.shape == (8, m, n) and got.dtype == cp.int32
     assert got.strides[1] == 4                              # column-major planes
     np.testing.assert_array_equal(got.get(), _int64_planes(pa, pb))
 
 
-@pytest.mark.parametrize("k", [131008, 131072 + 4000])
-def test_int8_gemm_past_one_int32_sum_stays_congruent(k):
+EXACT_K = {"mma": 131008, "wgmma": 131056}     # deepest K each leaves unfolded
+
+
+@pytest.mark.parametrize("kernel", ["mma", "wgmma"])
+@pytest.mark.parametrize("k", [131008, 131056, 131072 + 4000])
+def test_int8_gemm_past_one_int32_sum_stays_congruent(k, kernel):
     """Worst-case products (-128 x -128 on plane 0): exact up to the fold
-    interval (131008 at BK = 64), congruent modulo p past it, where an
-    unfolded INT32 sum would overflow."""
+    interval (131008 for mma.sync's BK = 64, 131056 for wgmma), congruent
+    modulo p past it, where an unfolded INT32 sum would overflow."""
     from sgemm.int8x import device as D
     from sgemm.int8x import moduli as M
+    _skip_unless_runs(kernel)
     rng = np.random.default_rng(k)
     ms = M.moduli(8)
     pa = _residue_planes(rng, 20, k, ms, extreme=True)
     pb = _residue_planes(rng, 9, k, ms, extreme=True)
     want = _int64_planes(pa, pb)
-    got = D.int8_gemm(cp.asarray(pa), cp.asarray(pb), D.constants(8)).get().astype(np.int64)
-    if k * 128 * 128 < 2 ** 31:
+    got = D.int8_gemm(cp.asarray(pa), cp.asarray(pb), D.constants(8),
+                      kernel=kernel).get().astype(np.int64)
+    if k <= EXACT_K[kernel]:
         np.testing.assert_array_equal(got, want)
     else:
-        assert want[0].max() >= 2 ** 31
+        if k * 128 * 128 >= 2 ** 31:
+            assert want[0].max() >= 2 ** 31
         for l, p in enumerate(ms):
             np.testing.assert_array_equal(np.mod(got[l] - want[l], p), 0)
 
@@ -156,6 +206,8 @@ def test_int8_gemm_refuses_bad_planes():
         D.int8_gemm(a.astype(cp.int32), a, mods)
     with pytest.raises(ValueError, match="not one of"):
         D.int8_gemm(a, a, mods, "huge")
+    with pytest.raises(ValueError, match="kernel='tensor' must be"):
+        D.int8_gemm(a, a, mods, kernel="tensor")
 
 
 # ---- the whole pipeline (device.gemm) ----
@@ -183,15 +235,41 @@ def test_pipeline_matches_the_emulation_bit_for_bit(m, k, n, oa, ob, alpha, beta
     np.testing.assert_array_equal(got.get(), want)
 
 
-def test_pipeline_with_the_large_config_and_deep_k():
+def test_pipeline_with_every_gemm_config_and_deep_k():
     from sgemm.int8x import device as D
     from sgemm.int8x import reference as R
+    from sgemm.runtime import device as devmod
     rng = np.random.default_rng(11)
     a = cp.asarray(rng.standard_normal((40, 140000)).astype(np.float32))
     b = cp.asfortranarray(cp.asarray(rng.standard_normal((140000, 24)).astype(np.float32)))
     want = R.gemm(a.get(), b.get()).astype(np.float32)
-    for config in ("default", "large"):
-        np.testing.assert_array_equal(D.gemm(a, b, config=config).get(), want)
+    hopper = devmod.info(cp.cuda.Device().id).arch == "sm_90a"
+    for kernel, config in GEMMS:
+        if kernel == "wgmma" and not hopper:
+            continue
+        np.testing.assert_array_equal(D.gemm(a, b, config=config, kernel=kernel).get(), want)
+
+
+@pytest.mark.parametrize("kernel", ["mma", "wgmma"])
+def test_pipeline_with_either_gemm_on_odd_shapes(kernel):
+    """Both INT8 GEMMs give the emulation's result bit for bit; the default
+    (auto) path is the other tests'."""
+    from sgemm.int8x import device as D
+    from sgemm.int8x import reference as R
+    _skip_unless_runs(kernel)
+    rng = np.random.default_rng(23)
+    for m, k, n in ((129, 200, 257), (300, 1000, 31)):
+        a = cp.asfortranarray(cp.asarray(rng.standard_normal((m, k)).astype(np.float32)))
+        b = cp.asarray(rng.standard_normal((k, n)).astype(np.float32))
+        want = R.gemm(a.get(), b.get()).astype(np.float32)
+        np.testing.assert_array_equal(D.gemm(a, b, kernel=kernel).get(), want)
+
+
+def test_auto_picks_wgmma_on_sm90a():
+    from sgemm.int8x import device as D
+    from sgemm.runtime import device as devmod
+    arch = devmod.info(cp.cuda.Device().id).arch
+    assert D.gemm_spec().name == ("int8_wgmma" if arch == "sm_90a" else "int8_mma")
 
 
 def _errors(out, ref, scale):

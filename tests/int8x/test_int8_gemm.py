@@ -88,3 +88,89 @@ def test_device_module_imports_without_cuda(monkeypatch):
     import sgemm.int8x.device as D
     importlib.reload(D)
     assert D.NonFiniteInput.__mro__[1] is ValueError
+
+
+# ---- the wgmma INT8 GEMM (42_int8_wgmma.cu, INT8X_WGMMA) ----
+WG = U.INT8X_WGMMA.configs["default"]
+
+
+def test_wgmma_configs_pass_their_rules_and_fit_hopper():
+    for name, p in U.INT8X_WGMMA.configs.items():
+        assert not U.int8_wgmma_rules(p), (name, U.int8_wgmma_rules(p))
+        assert not U.INT8X_WGMMA.can_implement(p, SMEM_LIMIT[90]), name
+    assert U.INT8X_WGMMA in U.UTILITY
+    assert U.INT8X_WGMMA.archs == ("sm_90a",) and U.INT8X_WGMMA.min_cc == 90
+    # narrow runs two blocks an SM: two of its shared-memory footprints fit
+    # the H100's 228 KiB (1 KiB of it reserved per block)
+    narrow = U.INT8X_WGMMA.configs["narrow"]
+    assert 2 * (U.INT8X_WGMMA.dynamic_smem(narrow) + 1024) <= 228 * 1024
+
+
+@pytest.mark.parametrize("change,reason", [
+    (dict(BK=64), "BK=64: the k-tile must be 128 bytes"),
+    (dict(BM=96), "BM=96: one warpgroup per 64 rows"),
+    (dict(BM=320, threads=640), "BM=320"),
+    (dict(BN=192, WN=192), "BN=192: the wgmma n must be 64, 128 or 256"),
+    (dict(WM=32), "WM=32, WN=256: each warpgroup computes one 64 x BN slice"),
+    (dict(WN=128), "WN=BN=256"),
+    (dict(threads=384), "threads=384: a 128-row tile has 2 warpgroups = 256 threads"),
+    (dict(BM=256, BN=64, WN=64, threads=512, stages=3), None),       # legal: 64 rows a copy step
+    (dict(stages=2), "stages=2: loads run stages-2 k-tiles ahead"),
+    (dict(split_k=4), "does not split K"),
+    (dict(stages=5), "shared memory 246784 B exceeds"),
+])
+def test_wgmma_rules_say_why_a_config_is_rejected(change, reason):
+    p = WG.replace(**change)
+    why = U.INT8X_WGMMA.can_implement(p, SMEM_LIMIT[90])
+    if reason is None:
+        assert not why, why
+    else:
+        assert why and any(reason in w for w in why), why
+
+
+def test_a_wgmma_spec_with_a_bad_config_is_refused_when_built():
+    with pytest.raises(ValueError, match="int8_wgmma config 'bad'.*BN=96"):
+        U._int8_wgmma({"bad": WG.replace(BN=96, WN=96)})
+
+
+def test_wgmma_name_expression_smem_and_grid():
+    spec = U.INT8X_WGMMA
+    assert spec.name_expression(WG) == "int8_wgmma<128, 256, 4>"
+    assert spec.name_expression(spec.configs["narrow"]) == "int8_wgmma<128, 128, 3>"
+    assert spec.dynamic_smem(WG) == 4 * 384 * 128 + 1024
+    assert spec.block(WG) == 256
+    assert spec.grid_for(1, 1, 8, WG) == (1, 1, 8)
+    assert spec.grid_for(129, 257, 8, WG) == (2 * 2, 1, 8)
+    assert spec.grid_for(8192, 8192, 8, WG) == (64 * 32, 1, 8)
+    assert [c for c, *_ in spec.instantiations()] == list(spec.configs)
+
+
+@pytest.mark.parametrize("arch,kernel,want", [
+    ("sm_90a", "auto", "int8_wgmma"), ("sm_80", "auto", "int8_mma"),
+    ("sm_86", "auto", "int8_mma"), ("sm_89", "auto", "int8_mma"),
+    ("sm_100", "auto", "int8_mma"),                 # no wgmma past Hopper's sm_90a
+    ("sm_90a", "mma", "int8_mma"), ("sm_90a", "wgmma", "int8_wgmma"),
+])
+def test_the_pipeline_picks_wgmma_on_sm90a_only(arch, kernel, want):
+    assert U.int8_gemm_spec(arch, kernel).name == want
+
+
+def test_kernel_choice_errors_name_the_argument():
+    with pytest.raises(ValueError, match="kernel='wgmma' needs sm_90a"):
+        U.int8_gemm_spec("sm_80", "wgmma")
+    with pytest.raises(ValueError, match="kernel='tensor' must be"):
+        U.int8_gemm_spec("sm_90a", "tensor")
+
+
+def test_both_gemms_share_one_launch_contract():
+    """device.int8_gemm passes the same arguments to either kernel; the two
+    sources must declare the same parameter list."""
+    import re
+    from pathlib import Path
+    d = Path(U.__file__).parent / "cuda"
+
+    def params(src, name):
+        m = re.search(name + r"\((.*?)\)\s*\{", src, re.S)
+        return " ".join(m.group(1).split())
+    assert params((d / "41_int8_mma.cu").read_text(), r"\nint8_mma") == \
+        params((d / "42_int8_wgmma.cu").read_text(), r"\nint8_wgmma")

@@ -39,8 +39,9 @@
 // modulo p_l first).  For K <= FOLD_TILES * BK (131008 at BK = 64) the
 // planes are the exact products.
 //
-// Not measured on a GPU yet.  Not the Hopper path: wgmma s8 (sm_90a) issues
-// twice the INT8 rate mma.sync reaches there (docs/notes/int8x.md).
+// Measured (H100, bench/results/int8-gemm-probe-h100-2026-11-25.json):
+// default 603-667 TOPS at 4096^3-16384^3, large 525-628.  The sm_80/sm_86/
+// sm_89 path; on sm_90a the pipeline runs 42_int8_wgmma.cu (2.1-2.2x this).
 #include "common.cuh"
 
 namespace i8g {
