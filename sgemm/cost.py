@@ -16,7 +16,12 @@ where a wave puts q blocks on the busiest SM (q <= the blocks resident per
 SM), w = 2 BM BN K_slice is one block's work, F is the config's sustained
 FP32 rate per SM (flop/s) once q_sat blocks share the SM, and t0 its fixed
 cost per wave (prologue, epilogue, the first k-tile's latency).  Operands
-that forbid float4 loads run at ``unaligned`` x F.
+that forbid float4 loads run at ``unaligned`` x F, and each of the four
+storage layouts (op(A) and op(B) transposed or not) at ``layout[2 ta + tb]``
+x F: an operand stored along k is transposed on its way into shared memory,
+at a cost that differs by tile (the 256x64 tile ran 1.11x slower than one
+rate predicts with A transposed and 1.25x faster with both, in the H100
+calibration sweep).
 
 Each config's (F, q_sat, t0, unaligned) comes from a calibration on this GPU
 (``sgemm tune --calibrate``, sgemm/calibrate.py), else from the shipped
@@ -45,11 +50,12 @@ WORKSPACE_MAX_BYTES = 512 << 20     # split-K and pack workspaces: never more th
 class Rate:
     """One config's measured behaviour (see the module docstring)."""
     peak_frac: float          # F as a fraction of one SM's FP32 peak
-    q_sat: int = 1            # blocks per SM at which F is reached
+    q_sat: float = 1          # blocks per SM at which F is reached
     t0: float = 3e-6          # seconds per wave
     unaligned: float = 0.85   # F factor for scalar (unaligned) loads
     store: float = 1.0        # C's share of bandwidth with unaligned (scalar) stores
     mem: float = 1.0          # A's and B's share of bandwidth (reads the kernel makes)
+    layout: tuple = (1.0, 1.0, 1.0, 1.0)   # F factor per layout, index 2 ta + tb
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,11 @@ def config_key(spec: KernelSpec, p: TileParams, prob: Problem) -> str:
     return f"{spec.name}:{p.BM}x{p.BN}x{p.BK}:{p.threads}"
 
 
+def layout_index(prob: Problem) -> int:
+    """Which of a rate's four layout factors a problem uses."""
+    return 2 * bool(prob.ta) + bool(prob.tb)
+
+
 @dataclass
 class Calibration:
     gpu: str
@@ -100,7 +111,8 @@ class Calibration:
             return None
         try:
             return cls(data["gpu"], Machine(**data["machine"]),
-                       {k: Rate(**v) for k, v in data["rates"].items()},
+                       {k: Rate(**{**v, "layout": tuple(v.get("layout", Rate.layout))})
+                        for k, v in data["rates"].items()},
                        int(data.get("clock_khz", 0)), source)
         except (KeyError, TypeError):
             return None
@@ -255,7 +267,8 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     bw = cal.machine.bw_frac * dev.dram_bandwidth_gbs() * 1e9
     clock = dev.clock_khz / cal.clock_khz if cal.clock_khz else 1.0
     peak_sm = dev.fp32_peak_tflops() * 1e12 / dev.sm_count
-    F = peak_sm * r.peak_frac * clock * (1.0 if spec.aligned_for(prob) else r.unaligned)
+    F = (peak_sm * r.peak_frac * clock * (1.0 if spec.aligned_for(prob) else r.unaligned)
+         * r.layout[layout_index(prob)])
     blocks, kslice, flops = geometry(spec, p, prob)
     per_sm = resident(spec, p, dev, regs)
     two = two_launch_split(spec, p)

@@ -263,6 +263,12 @@ CLAIMS: tuple[Claim, ...] = (
           "(gemv blocks, pack grid and split remainder already changed; another H100 machine)",
           JUDGE_PREREDUCE, "bash scripts/gpu_session.sh prebuild judge judge judge",
           ("docs/notes/dispatch.md",)),
+    Claim("judge-model-ab", "The cost-model refit (fractional q_sat, layout factors, absolute "
+          "error) against the calibration before it, on one judge seed (91733) in one "
+          "process: the evidence for the change, not a scorecard",
+          ("judge-model-ab-h100-2026-11-25-new.json", "judge-model-ab-h100-2026-11-25-old.json"),
+          "python judge.py --seed 91733 --no-eager, once with each calibration "
+          "(the old one as the user's cost-*.json)", ("docs/notes/dispatch.md",)),
     Claim("judge-untuned", "Random problems, the cost model alone (`SGEMM_TUNED=0`): "
           "FP32 geometric mean", ("judge-untuned-h100-2026-11-25.json",),
           "SGEMM_TUNED=0 python judge.py --precisions ieee --no-eager", ("README.md",),
@@ -361,10 +367,11 @@ CLAIMS: tuple[Claim, ...] = (
           "256x64), forced on every edge case", ("sanitizer-tall-tiles-h100-2026-11-25.json",),
           _SAN_CMD, ("docs/reliability.md", "docs/notes/dispatch.md"),
           note="SANITIZE_ARGS=\"--only double_buffer@tall,double_buffer@tall64\""),
-    Claim("int8-gemm", "The INT8 GEMM of the Ozaki-II engine (mma.sync s8): TOPS, the "
+    Claim("int8-gemm", "The INT8 GEMM of the Ozaki-II engine (wgmma s8 on sm_90a; mma.sync "
+          "s8): TOPS, the "
           "pipeline's steps and TFLOPS against cuBLAS FP32, errors against fp64",
           ("int8-gemm-probe-h100-2026-11-25.json",),
-          "OUT=dir python bench/probes/int8_gemm.py 4096 8192", ("docs/notes/int8x.md",)),
+          "OUT=dir python bench/probes/int8_gemm.py 4096 8192 16384", ("docs/notes/int8x.md",)),
     Claim("epilogue", "Linear + bias + GELU fused against sgemm's linear then PyTorch's bias "
           "and GELU, and against PyTorch, both precisions", ("epilogue-h100-2026-11-25.json",),
           "OUT=dir python bench/probes/epilogue.py", ("docs/notes/torch.md", "docs/torch.md")),
