@@ -55,7 +55,8 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
 def plan(a, b, c=None, **kwargs) -> Plan:
     """Validate, choose and compile once; ``.execute()`` runs it.  Same
     arguments as ``gemm``."""
-    return Plan(a, b, c, **kwargs)
+    with plan_cache.workspace_for(a):
+        return Plan(a, b, c, **kwargs)
 
 
 def gemm_batched(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
@@ -92,8 +93,9 @@ def _matmul_uncached(a, b, kernel, precision, stream, bias=None, activation=None
     a2 = a[None, :] if A.ndim == 1 else a
     b2 = b[:, None] if B.ndim == 1 else b
     nd = max(A.ndim, B.ndim, 2)
-    p = Plan(a2, b2, None, kernel=kernel, precision=precision, stream=stream, bias=bias,
-             activation=activation, _ndims=tuple(range(2, nd + 1)), _what="matmul")
+    with plan_cache.workspace_for(a):
+        p = Plan(a2, b2, None, kernel=kernel, precision=precision, stream=stream, bias=bias,
+                 activation=activation, _ndims=tuple(range(2, nd + 1)), _what="matmul")
     out = p.execute()
     if A.ndim == 1 and B.ndim == 1:
         return p, out[..., 0, 0]
@@ -102,3 +104,21 @@ def _matmul_uncached(a, b, kernel, precision, stream, bias=None, activation=None
     if B.ndim == 1:
         return p, out[..., :, 0]
     return p, out
+
+
+# -- the PyTorch operators' route (sgemm/torch/_impl.py) ---------------------------------
+def _torch_new(tag, a, b, extra, slow, args, bias=None):
+    """A product into a new tensor through the plan cache, keyed on ``tag``
+    and ``extra``: a hit reads a and b (and bias), allocates the output with
+    torch.empty and launches; anything else runs ``slow(*args)``, which does
+    the operator's own checks and returns (plan or None, out): the plan is
+    cached only when it was built on a and b themselves."""
+    return plan_cache.call(tag, (a, b), extra, None, slow, args, bias=bias)
+
+
+def _new_uncached(a, b, precision, trans_b=False, bias=None, activation=None, batched=False):
+    """(plan, out): sgemm's full path, the output allocated by the plan in
+    a's package, on the caller's current stream."""
+    return _gemm_uncached(a, b, None, 1.0, 0.0, False, trans_b, "auto", precision, None, bias,
+                          activation, (3,) if batched else (2,),
+                          "gemm_batched" if batched else "gemm")

@@ -9,6 +9,8 @@ a workspace of partial tiles and per-tile counters.
 """
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,15 +98,58 @@ def direct_launches(problems: list[Problem], spec: KernelSpec, p: TileParams,
     return out
 
 
+# The array package whose allocator serves split-K / pack workspaces, per thread:
+# set by the entry points that know their operands (plan_cache.gemm_uncached,
+# api.matmul, api.plan) for the Plan they build.  "torch": PyTorch's caching
+# allocator, so a PyTorch program neither imports CuPy (0.6-1.4 s on the GPU
+# machine; a deep-K first call with torch operands took 112 ms with the CuPy
+# workspace, 15-18 with torch's: docs/notes/first-call.md) nor keeps a second
+# memory pool beside torch's.
+_ws = threading.local()
+
+
+@contextmanager
+def workspace_package(kind):
+    """Within: allocate_workspace uses ``kind``'s allocator ("torch"; anything
+    else keeps the default order, CuPy then cuda.core)."""
+    prev = getattr(_ws, "kind", None)
+    _ws.kind = kind
+    try:
+        yield
+    finally:
+        _ws.kind = prev
+
+
+def _torch_workspace(nfloats: int, device_id: int, zero_floats: int, nbytes: int):
+    """(tensor, pointer) from torch's caching allocator on the current torch
+    stream of the device; the zeros complete before returning, as CuPy's do."""
+    import torch
+    dev = torch.device("cuda", device_id)
+    try:
+        buf = torch.empty(max(nfloats, 4), dtype=torch.float32, device=dev)
+    except torch.OutOfMemoryError as e:
+        raise OutOfMemoryError(f"split-K workspace of {nbytes} B: {e}") from None
+    if zero_floats:
+        buf[:zero_floats].zero_()
+        torch.cuda.current_stream(dev).synchronize()
+    return buf, int(buf.data_ptr())
+
+
 def allocate_workspace(nfloats: int, device_id: int, zero_floats: int = 0):
-    """(owner, pointer) of nfloats float32 on the device, through CuPy's pool
-    (cuda.core's allocator where CuPy is missing).  The first zero_floats
-    are zeroed (the fused schemes' counters) and the zeros are complete
-    when this returns, whatever stream the plan later runs on."""
+    """(owner, pointer) of nfloats float32 on the device: through torch's
+    caching allocator inside ``workspace_package("torch")`` (PyTorch
+    operands), else CuPy's pool (cuda.core's allocator where CuPy is
+    missing).  The first zero_floats are zeroed (the fused schemes'
+    counters) and the zeros are complete when this returns, whatever stream
+    the plan later runs on.  torch's block belongs to the stream current at
+    allocation, which is the stream the plan runs on unless ``stream=`` names
+    another (the plan cache keeps a workspace plan per stream)."""
     nbytes = max(4 * nfloats, 16)
     if nbytes > WORKSPACE_MAX_BYTES:
         raise OutOfMemoryError(f"split-K workspace of {nbytes} B exceeds the "
                                f"{WORKSPACE_MAX_BYTES} B cap")
+    if getattr(_ws, "kind", None) == "torch":
+        return _torch_workspace(nfloats, device_id, zero_floats, nbytes)
     try:
         import cupy
     except ImportError:

@@ -471,10 +471,20 @@ def _plan_cls():
 def gemm_uncached(a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream,
                   bias=None, activation=None, ndims=(2,), what="gemm"):
     """The full path: validate, lay out, dispatch, launch; (plan, result)."""
-    p = _plan_cls()(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
-                    kernel=kernel, precision=precision, stream=stream, bias=bias,
-                    activation=activation, _ndims=ndims, _what=what)
+    with workspace_for(a):
+        p = _plan_cls()(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
+                        kernel=kernel, precision=precision, stream=stream, bias=bias,
+                        activation=activation, _ndims=ndims, _what=what)
     return p, p.execute()
+
+
+def workspace_for(a):
+    """The context a Plan of operand ``a`` is built in: PyTorch tensors get
+    their split-K / pack workspaces from torch's allocator (launches.py)."""
+    if _TT is None:
+        _torch()
+    from .launches import workspace_package
+    return workspace_package("torch" if _TT is not None and isinstance(a, _TT) else None)
 
 
 def _gemm_like(tag, uncached, args):

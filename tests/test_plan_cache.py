@@ -728,3 +728,46 @@ def test_bias_overlapping_c_raises_on_a_hit():
     sgemm.gemm(a, b, c, bias=bias)
     with pytest.raises(ArgumentError, match="c overlaps bias"):
         sgemm.gemm(a, b, c, bias=c[0])
+
+
+# -- the PyTorch operators' route (api._torch_new) and their workspaces ------------------
+def test_torch_route_hits_and_never_caches_a_copied_operand():
+    """sgemm.torch's mm: the first call of a shape runs the operator's own
+    slow path (its checks, then the Plan); later calls hit without it.  A
+    slow path that could not use the operands as they are returns no plan:
+    nothing is stored and every call runs it again."""
+    from sgemm import api
+    ran = []
+
+    def slow(a, b):
+        ran.append(1)
+        return api._new_uncached(a, b, "ieee")
+    for i in range(3):
+        a, b = tarr(rnd((6, 5), i)), tarr(rnd((5, 7), 10 + i))
+        out = api._torch_new("torch.mm", a, b, "ieee", slow, (a, b))
+        assert isinstance(out, FakeTensor)
+        close(out, ref(a.numpy(), b.numpy()))
+    assert len(ran) == 1 and plan_cache.stats["hits"] == 2
+
+    ran.clear()
+    copied = lambda a, b: (ran.append(1), (None, api._new_uncached(a, b, "ieee")[1]))[1]
+    for i in range(2):
+        a, b = tarr(rnd((3, 2), i)), tarr(rnd((2, 4), i))
+        close(api._torch_new("torch.mm", a, b, "ieee", copied, (a, b)), ref(a.numpy(), b.numpy()))
+    assert len(ran) == 2
+
+
+def test_torch_operands_take_torch_workspaces(monkeypatch):
+    """Plans built for torch tensors allocate split-K / pack workspaces from
+    torch's allocator (no CuPy import, no second pool); CuPy arrays keep CuPy's."""
+    from sgemm import launches
+    got = []
+    monkeypatch.setattr(launches, "_torch_workspace",
+                        lambda n, dev, zero, nbytes: (got.append((n, dev, zero)), (object(), 1 << 40))[1])
+    monkeypatch.setitem(sys.modules, "cupy", None)        # importing CuPy would raise
+    with plan_cache.workspace_for(tarr(rnd((2, 2), 0))):
+        assert launches.allocate_workspace(100, 0, zero_floats=8)[1] == 1 << 40
+    assert got == [(100, 0, 8)]
+    with plan_cache.workspace_for(cparr(rnd((2, 2), 0))):
+        assert getattr(launches._ws, "kind", None) is None
+    assert getattr(launches._ws, "kind", None) is None        # restored after the block

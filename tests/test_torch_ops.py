@@ -171,6 +171,19 @@ class _EmulatedApi:
 
     gemm_batched = gemm
 
+    # the cached route (sgemm.api._torch_new): every call a miss here
+    @staticmethod
+    def _torch_new(tag, a, b, extra, slow, args, bias=None):
+        return slow(*args)[1]
+
+    @classmethod
+    def _new_uncached(cls, a, b, precision, trans_b=False, bias=None, activation=None,
+                      batched=False):
+        cols = b.shape[-2] if trans_b else b.shape[-1]
+        out = torch.empty((*a.shape[:-1], cols))
+        return None, cls.gemm(a, b, out, trans_b=trans_b, precision=precision, bias=bias,
+                              activation=activation)
+
 
 @pytest.fixture
 def emulated(monkeypatch):
@@ -553,7 +566,11 @@ def test_linear_hands_sgemm_its_tensors_without_views(eager_on_cpu, monkeypatch)
     def spy(a, b, c, **kw):
         seen.append((a, b, c, kw.get("trans_b", False)))
         return eager_on_cpu.gemm(a, b, c, **kw)
-    monkeypatch.setattr(_impl, "_api", types.SimpleNamespace(gemm=spy, gemm_batched=spy))
+    api = types.SimpleNamespace(gemm=spy, gemm_batched=spy, _torch_new=eager_on_cpu._torch_new)
+    api._new_uncached = lambda a, b, precision, trans_b, bias, act, batched: (None, spy(
+        a, b, torch.empty(a.shape[0], b.shape[0]), trans_b=trans_b, precision=precision,
+        bias=bias, activation=act))
+    monkeypatch.setattr(_impl, "_api", api)
     lin = nn.Linear(3, 4)
     x = torch.randn(6, 3)
     with torch.no_grad():
@@ -579,3 +596,51 @@ def test_linear_rejects_a_bad_bias_before_any_gemm(eager_on_cpu):
         with pytest.raises((ValueError, TypeError), match=match):
             st.linear(torch.randn(6, 3), lin.weight, bias)
     assert eager_on_cpu.calls == []
+
+
+# -- the operators' own Autograd kernel ------------------------------------------------
+@pytest.fixture
+def direct_on_cpu(monkeypatch, emulated):
+    """CPU tensors take the route plain CUDA tensors take (ops._direct), and
+    every redispatch below autograd is recorded."""
+    from sgemm.torch import ops
+    monkeypatch.setattr(ops, "_DIRECT_KEY", torch._C.DispatchKey.CPU)
+    seen = []
+    real = ops._redispatch
+    monkeypatch.setattr(ops, "_redispatch", lambda op, ks, args: (seen.append(op), real(op, ks, args))[1])
+    return seen
+
+
+def test_plain_tensors_skip_the_redispatch(direct_on_cpu):
+    """Plain tensors: the kernel is called from the Autograd kernel, with and
+    without a gradient, and the results and gradients are torch's."""
+    a, b, x, w, bias = _r(5, 3), _r(3, 4), _r(6, 3), _r(4, 3), _r(4)
+    with torch.no_grad():
+        torch.testing.assert_close(torch.ops.sgemm.mm(a, b, "ieee"), a @ b)
+    y = torch.ops.sgemm.linear(x, w, bias, "ieee", "gelu")
+    y.sum().backward()
+    x2, w2, b2 = (t.detach().clone().requires_grad_() for t in (x, w, bias))
+    F.gelu(F.linear(x2, w2, b2)).sum().backward()
+    torch.testing.assert_close(y, F.gelu(F.linear(x2, w2, b2)))
+    for g, g2 in ((x.grad, x2.grad), (w.grad, w2.grad), (bias.grad, b2.grad)):
+        torch.testing.assert_close(g, g2, rtol=1e-5, atol=1e-5)
+    assert direct_on_cpu == []
+
+
+def test_fake_and_meta_tensors_still_redispatch(direct_on_cpu):
+    """Anything between autograd and the backend (FakeTensorMode's Python
+    key, meta) goes below autograd as custom_op did: the fake kernel runs."""
+    with FakeTensorMode():
+        out = torch.ops.sgemm.mm(torch.empty(5, 3), torch.empty(3, 4))
+    assert out.shape == (5, 4)
+    assert torch.ops.sgemm.mm(torch.empty(5, 3, device="meta"),
+                              torch.empty(3, 4, device="meta")).shape == (5, 4)
+    assert len(direct_on_cpu) == 2
+
+
+def test_op_defaults_dropped_by_the_dispatcher_are_restored(direct_on_cpu):
+    """The dispatcher drops trailing arguments equal to their defaults; the
+    autograd node still gets every input (its backward indexes them)."""
+    a, b = _r(5, 3), _r(3, 4)
+    torch.ops.sgemm.mm(a, b).sum().backward()          # precision left at its default
+    assert a.grad is not None and b.grad is not None

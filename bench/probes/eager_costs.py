@@ -67,7 +67,7 @@ def rows(torch, sgemm, st, m, k, n, prec, device):
     frozen = torch.nn.Linear(k, n).to(device).requires_grad_(False)     # inference
     fw, fb = frozen.weight, frozen.bias
     ag, bg = a.clone().requires_grad_(), b.clone().requires_grad_()
-    op = torch.ops.sgemm.mm
+    op, lop = torch.ops.sgemm.mm, torch.ops.sgemm.linear
     return {
         "torch.matmul(a, b)": lambda: torch.matmul(a, b),
         "sgemm.torch.mm(a, b)": lambda: st.mm(a, b, precision=prec),
@@ -81,15 +81,21 @@ def rows(torch, sgemm, st, m, k, n, prec, device):
             lambda: st.linear(a, w, bias, precision=prec),
         "torch.matmul(a, b), requires_grad": lambda: torch.matmul(ag, bg),
         "sgemm.torch.mm(a, b), requires_grad": lambda: st.mm(ag, bg, precision=prec),
+        "torch.ops.sgemm.mm(a, b), requires_grad": lambda: op(ag, bg, prec),
+        "torch.ops.sgemm.linear(x, w, bias)": lambda: lop(a, fw, fb, prec),
+        "torch.ops.sgemm.linear(x, w, bias), requires_grad": lambda: lop(a, w, bias, prec),
     }
 
 
 def ratios(us: dict) -> dict:
     base = {k: us["torch.matmul(a, b)"] for k in us}
     base["sgemm.torch.linear(x, w, bias)"] = us["F.linear(x, w, bias)"]
-    base["sgemm.torch.mm(a, b), requires_grad"] = us["torch.matmul(a, b), requires_grad"]
-    base["sgemm.torch.linear(x, w, bias), requires_grad"] = us[
-        "F.linear(x, w, bias), requires_grad"]
+    for k in ("sgemm.torch.mm(a, b), requires_grad", "torch.ops.sgemm.mm(a, b), requires_grad"):
+        base[k] = us["torch.matmul(a, b), requires_grad"]
+    base["torch.ops.sgemm.linear(x, w, bias)"] = us["F.linear(x, w, bias)"]
+    for k in ("sgemm.torch.linear(x, w, bias), requires_grad",
+              "torch.ops.sgemm.linear(x, w, bias), requires_grad"):
+        base[k] = us["F.linear(x, w, bias), requires_grad"]
     return {k: v / base[k] for k, v in us.items()
             if k.startswith(("sgemm", "torch.ops"))}
 
@@ -160,6 +166,11 @@ def stand_in(precisions) -> dict:
         t is None or type(t) in functional._PLAIN for t in ts)) or eager(what, *ts)
     lib = torch.library.Library("sgemm", "IMPL")
     lib.impl("mm", lambda a, b, precision="tf32x3": _impl.mm(a, b, precision), "CPU")
+    lib.impl("linear", lambda x, w, bias=None, precision="tf32x3", activation=None:
+             _impl.linear(x, w, bias, precision, activation), "CPU")
+    from sgemm.torch import ops
+    if hasattr(ops, "_DIRECT_KEY"):     # CPU tensors take the route CUDA tensors take
+        ops._DIRECT_KEY = torch._C.DispatchKey.CPU
     doc = {"device": "stand-in (CPU)", "torch": torch.__version__, "runs": []}
     for prec in precisions:
         for m, k, n in SIZES[:1]:
@@ -176,12 +187,36 @@ def stand_in(precisions) -> dict:
     return doc
 
 
+def summarize(out_dir: str) -> None:
+    """The short table scripts/host_overhead_probe.sh ends with: first-call
+    minima (first_call.py's JSON) and host ratios at 64^3 (this probe's)."""
+    for arr in ("cupy", "torch"):
+        try:
+            with open(os.path.join(out_dir, f"first-call-{arr}.json")) as f:
+                m = json.load(f)["modes"]["present"]["summary"]
+        except (OSError, KeyError, ValueError):
+            continue
+        cells = [f"{k[:-6]} {m[k]['min']:.1f}" for k in m
+                 if k.endswith("first") and isinstance(m[k], dict)]
+        print(f"first call {arr:5s} ms (min, bytecode present): " + ", ".join(cells))
+    with open(os.path.join(out_dir, "eager-costs.json")) as f:
+        runs = [r for r in json.load(f)["runs"] if (r["m"], r["k"], r["n"]) == SIZES[0]]
+    print(f"{'host us / torch, 64^3':48s}" + "".join(f"{r['precision']:>16s}" for r in runs))
+    for name in runs[0]["host_ratio"]:
+        print(f"  {name:46s}" + "".join(f"{r['host_us'][name]:7.1f} x{r['host_ratio'][name]:<6.2f}"
+                                        for r in runs))
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--stand-in", action="store_true")
     p.add_argument("--precisions", default="ieee,tf32x3")
     p.add_argument("--out")
+    p.add_argument("--summarize", metavar="DIR", help="print the short table of DIR's results")
     a = p.parse_args(argv)
+    if a.summarize:
+        summarize(a.summarize)
+        return 0
     precs = a.precisions.split(",")
     doc = stand_in(precs) if a.stand_in else gpu(precs)
     for r in doc["runs"]:

@@ -26,7 +26,10 @@ import: the child reports it apart (``bindings_import_ms``).  Stand-in
 numbers are host CPU work only, not GPU numbers.
 
 ``--profile`` adds one more child (bytecode present) whose first call runs
-under cProfile, printed by cumulative time.  Not part of the package.
+under cProfile, printed by cumulative time and by internal time (with
+``--array torch`` too: the H100's torch first call, 139 ms against CuPy's
+57, is unexplained).  Each child also reports the modules its first call
+imported, counted by top-level package.  Not part of the package.
 """
 from __future__ import annotations
 
@@ -140,6 +143,12 @@ for i, (label, m, n, k, prec) in enumerate(CALLS):
         out["imported_cuda_bindings_driver"] = "cuda.bindings.driver" in new
         out["imported_cuda_core"] = any(x.startswith("cuda.core") for x in new)
         out["imported_cupy"] = any(x.startswith("cupy") for x in new)
+        # modules the first call imported, by top-level package (torch's first call
+        # imported 36 more than CuPy's on the H100: cuda.pathfinder's, it turned out)
+        tops = {}
+        for x in new:
+            tops[x.split(".")[0]] = tops.get(x.split(".")[0], 0) + 1
+        out["new_modules_by_package"] = dict(sorted(tops.items(), key=lambda kv: -kv[1]))
 from sgemm.runtime import compiler as _c
 out["bundle_kernels"] = len(_c.bundle_keys())      # 0: no usable bundle (the calls compiled)
 api = sys.modules["sgemm.api"]
@@ -155,6 +164,10 @@ if prof:
     s = io.StringIO()
     pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(30)
     print("\n".join(s.getvalue().splitlines()[:45]), file=sys.stderr)
+    s = io.StringIO()       # self time: a slow C call (a driver or torch call) shows here
+    pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(20)
+    print("\n".join(s.getvalue().splitlines()[:35]), file=sys.stderr)
+    print("new modules by package:", out.get("new_modules_by_package"), file=sys.stderr)
 print(json.dumps(out))
 '''
 
@@ -220,6 +233,8 @@ def main(argv=None) -> int:
     for k in keys:
         cells = [doc["modes"][m]["summary"][k] for m in ("present", "absent")]
         print(f"{k:28s}" + "".join(f"{c['min']:>9.1f} / {c['median']:<8.1f}" for c in cells))
+    print("new modules by package (first run, bytecode present):",
+          doc["modes"]["present"]["runs"][0].get("new_modules_by_package"))
     for k in ("modules_imported", "imported_cuda_bindings_driver", "imported_cuda_core",
               "imported_cupy", "sgemm_code_from", "bundle_kernels"):
         print(f"{k:28s}" + "".join(f"{', '.join(doc['modes'][m]['summary'][k]):>20s}"

@@ -9,8 +9,16 @@ kernels' fused epilogue (sgemm.gemm's bias= and activation=); any other
 ``beta``.  Nothing here synchronizes the host.  sgemm launches on the
 caller's current torch stream.
 
-Only the GEMM call (``gemm_into``) touches sgemm: the CPU tests replace it
-with a torch emulation to run everything else here on CPU tensors.
+mm, bmm and a 2-D linear go through sgemm's plan cache with a new output
+(``api._torch_new``): a repeated call reads the operands, allocates the
+output and launches, and nothing else; the checks, layout fixes
+(``_ready``) and the full Plan run on the first call of a shape (and on
+every call the cache does not take).  A hit implies those checks passed for
+the same shapes, strides, dtypes, precision and activation.
+
+Only ``_api`` touches sgemm (``gemm``/``gemm_batched`` in ``gemm_into``,
+``_torch_new``/``_new_uncached`` on the cached route): the CPU tests replace
+it with a torch emulation to run everything else here on CPU tensors.
 """
 from __future__ import annotations
 
@@ -89,10 +97,46 @@ def gemm_into(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, precision: st
             run(a, b, out, alpha=alpha, beta=beta, trans_b=trans_b, precision=precision,
                 bias=bias, activation=activation)
     except Exception as e:
-        if torch.cuda.is_current_stream_capturing():
-            raise RuntimeError(CAPTURE_HINT) from e
-        raise
+        _reraise(e)
     return out
+
+
+def _reraise(e: Exception):
+    if torch.cuda.is_current_stream_capturing():
+        raise RuntimeError(CAPTURE_HINT) from e
+    raise e
+
+
+def _new_slow(a, b, precision, trans_b=False, bias=None, activation=None):
+    """The cached route's miss: (plan or None, out) for
+    activation(a @ op(b) + bias) into a new tensor, the caller's checks done.
+    The plan is returned (and cached) only when sgemm ran on a, b and bias
+    themselves: a copy made by _ready/_vector has other strides than the
+    tensors the cache key was made of."""
+    cols = b.shape[-2] if trans_b else b.shape[-1]
+    ra, rb = _ready(a), _ready(b)
+    rz = bias if bias is None else _vector(bias)
+    if ra is a and rb is b and rz is bias and a.shape[-2] and cols and a.shape[-1]:
+        try:
+            return _api._new_uncached(a, b, precision, trans_b, bias, activation, a.dim() == 3)
+        except Exception as e:
+            _reraise(e)
+    out = torch.empty((*a.shape[:-1], cols), dtype=_F32, device=a.device)
+    return None, gemm_into(ra, rb, out, precision, bias=rz, activation=activation,
+                           trans_b=trans_b)
+
+
+def _mm_slow(a, b, precision):
+    _shapes("mm", a, b, 2)
+    return _new_slow(a, b, precision)
+
+
+def _bmm_slow(a, b, precision):
+    _shapes("bmm", a, b, 3)
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"sgemm.bmm: batch sizes differ: a {tuple(a.shape)}, "
+                         f"b {tuple(b.shape)}")
+    return _new_slow(a, b, precision)
 
 
 def _shapes(what, a, b, nd):
@@ -111,18 +155,11 @@ def _f32(what, name, x):
 
 
 def mm(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
-    _shapes("mm", a, b, 2)
-    out = torch.empty((a.shape[0], b.shape[1]), dtype=_F32, device=a.device)
-    return gemm_into(a, b, out, precision)
+    return _api._torch_new("torch.mm", a, b, precision, _mm_slow, (a, b, precision))
 
 
 def bmm(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
-    _shapes("bmm", a, b, 3)
-    if a.shape[0] != b.shape[0]:
-        raise ValueError(f"sgemm.bmm: batch sizes differ: a {tuple(a.shape)}, "
-                         f"b {tuple(b.shape)}")
-    out = torch.empty((a.shape[0], a.shape[1], b.shape[2]), dtype=_F32, device=a.device)
-    return gemm_into(a, b, out, precision)
+    return _api._torch_new("torch.bmm", a, b, precision, _bmm_slow, (a, b, precision))
 
 
 def addmm(input: torch.Tensor, a: torch.Tensor, b: torch.Tensor, beta: float,
@@ -140,9 +177,7 @@ def addmm(input: torch.Tensor, a: torch.Tensor, b: torch.Tensor, beta: float,
     return gemm_into(a, b, out, precision, alpha, beta)
 
 
-def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-           precision: str, activation: str | None = None) -> torch.Tensor:
-    """activation(x @ weight.T + bias), bias and activation fused."""
+def _check_linear(x, weight, bias, activation):
     if weight.dim() != 2 or x.dim() < 1 or x.shape[-1] != weight.shape[1]:
         raise ValueError(f"sgemm.linear: x of shape {tuple(x.shape)} and weight of shape "
                          f"{tuple(weight.shape)} do not match (weight is (out, in), x is "
@@ -153,13 +188,27 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
         if bias.dim() != 1 or bias.shape[0] != n_out:
             raise ValueError(f"sgemm.linear: bias must have shape ({n_out},), got "
                              f"{tuple(bias.shape)}")
+    if activation is not None and activation not in _TORCH_ACT:
+        names = ", ".join(repr(k) for k in (None, *_TORCH_ACT))
+        raise ValueError(f"activation={activation!r}: choose one of {names}")
+
+
+def _linear2_slow(x, weight, bias, precision, activation):
+    _check_linear(x, weight, bias, activation)
+    return _new_slow(x, weight, precision, True, bias, activation)
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+           precision: str, activation: str | None = None) -> torch.Tensor:
+    """activation(x @ weight.T + bias), bias and activation fused."""
     # weight goes in as it is with trans_b (the same canonical problem as the
     # weight.t() view, without building that view), and a 2-D x needs no
     # reshape of x or view of out: each view is about 1 us of host time
     if x.dim() == 2:
-        out = torch.empty((x.shape[0], n_out), dtype=_F32, device=x.device)
-        return gemm_into(x, weight, out, precision, 1.0, 0.0, bias=bias,
-                         activation=activation, trans_b=True)
+        return _api._torch_new("torch.linear", x, weight, (precision, activation),
+                               _linear2_slow, (x, weight, bias, precision, activation), bias)
+    _check_linear(x, weight, bias, activation)
+    n_out = weight.shape[0]
     out = torch.empty((*x.shape[:-1], n_out), dtype=_F32, device=x.device)
     rows = math.prod(x.shape[:-1])
     gemm_into(x.reshape(rows, x.shape[-1]), weight, out.view(rows, n_out), precision, 1.0,

@@ -312,3 +312,40 @@ def test_eager_calls_hit_the_plan_cache(torch, st):
     assert plan_cache.stats["bypass"] == before["bypass"]
     assert _rel(y, x.double() @ lin.weight.double().t() + lin.bias.double()) < TOL["ieee"]
     assert _rel(z, a.double() @ b.double()) < TOL["ieee"]
+
+
+# -- host path: the operators' direct route, torch workspaces ----------------------------
+def test_ops_on_plain_cuda_tensors_take_the_direct_route(torch, st, monkeypatch):
+    """Plain CUDA tensors: the Autograd kernel calls the CUDA kernel itself
+    (no redispatch below autograd), with and without a gradient; the
+    results and gradients are the same as the operators'."""
+    from sgemm.torch import ops
+    seen = []
+    real = ops._redispatch
+    monkeypatch.setattr(ops, "_redispatch", lambda op, ks, args: (seen.append(op), real(op, ks, args))[1])
+    a = torch.randn(64, 48, device="cuda", requires_grad=True)
+    b = torch.randn(48, 32, device="cuda", requires_grad=True)
+    with torch.no_grad():
+        y0 = torch.ops.sgemm.mm(a, b, "ieee")
+    y = torch.ops.sgemm.mm(a, b, "ieee")
+    y.sum().backward()
+    ref = a.detach().double() @ b.detach().double()
+    assert _rel(y0, ref) < TOL["ieee"] and _rel(y, ref) < TOL["ieee"]
+    g = torch.ones(64, 32, device="cuda", dtype=torch.float64)
+    assert _rel(a.grad, g @ b.detach().double().t()) < TOL["ieee"]
+    assert seen == []
+
+
+def test_split_k_with_torch_operands_imports_no_cupy():
+    """A deep-K product of torch tensors (split-K: a workspace) allocates it
+    from torch's allocator: CuPy is never imported, and the result is right."""
+    import subprocess
+    import sys
+    code = ("import sys, torch, sgemm\n"
+            "a = torch.randn(37, 50001, device='cuda'); b = torch.randn(50001, 91, device='cuda')\n"
+            "c = sgemm.gemm(a, b); r = a.double() @ b.double()\n"
+            "assert float((c.double() - r).abs().max() / r.abs().max()) < 1e-4\n"
+            "assert not any(m.split('.')[0] == 'cupy' for m in sys.modules), 'cupy imported'\n"
+            "print(sgemm.plan(a, b).scheme)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
