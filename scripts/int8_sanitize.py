@@ -1,7 +1,8 @@
 """Driver for compute-sanitizer on the integer engine's kernels (issue #22):
 the residue kernel on both read paths (a column-major and a row-major
-operand), every INT8 GEMM config this GPU runs, and Garner, at one shape
-that crosses every tile edge; each result is checked against an integer
+operand), every INT8 GEMM config this GPU runs (byte-plane epilogues), and
+Garner on byte planes, at one shape that crosses every tile edge, then the
+public path (sgemm.gemm, precision="int8x"); each result is checked against an integer
 reference so that a run that is clean but wrong still fails.
 
     compute-sanitizer --tool memcheck --error-exitcode 9 python scripts/int8_sanitize.py
@@ -38,7 +39,8 @@ def main(argv=None) -> int:
              np.array_equal(pb[l, :, :k].get(), parts.b_res[l].T) for l in range(8))
     print(f"residues {m}x{k} (F) and {k}x{n} (C): {'exact' if ok else 'WRONG'}")
     bad = not ok
-    want = np.stack([np.asarray(x, np.int64) for x in parts.c_res])
+    # the GEMMs write byte planes: the exact products modulo each p
+    want = np.stack([np.mod(np.asarray(x, np.int64), p) for x, p in zip(parts.c_res, parts.ms)])
     kernels = [args.kernel] if args.kernel else (
         ["wgmma", "mma"] if D.gemm_spec().name == "int8_wgmma" else ["mma"])
     for kernel in kernels:
@@ -51,6 +53,15 @@ def main(argv=None) -> int:
     same = np.array_equal(c.get(), R.gemm(a.get(), b.get()).astype(np.float32))
     bad |= not same
     print(f"garner: {'exact' if same else 'WRONG'}")
+    # the public path: a row-major output (the transposed problem) with beta
+    import sgemm
+    from sgemm.int8x import reference as R2
+    c0 = cp.asarray(rng.standard_normal((m, n)).astype(np.float32))
+    want_api = R2.gemm(b.get().T, a.get().T, c0.get().T, 1.0, 0.5).T.astype(np.float32)
+    got_api = sgemm.gemm(a, b, c0.copy(), beta=0.5, precision="int8x")
+    same = np.array_equal(got_api.get(), want_api)
+    bad |= not same
+    print(f"sgemm.gemm(precision='int8x'): {'exact' if same else 'WRONG'}")
     cp.cuda.Device().synchronize()
     return 1 if bad else 0
 

@@ -100,6 +100,7 @@ class Plan:
     # from (autotune and the scripts may replace self.launches)
     _prepared_for = None
     _prepared: list = []
+    _int8x = None     # execute(stream) of a plan that route.attach took (precision="int8x")
 
     def __init__(self, a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
                  kernel="auto", precision=None, stream=None, bias=None, activation=None,
@@ -179,6 +180,12 @@ class Plan:
         self._operands = (A, B, C)
         self._bias = Bias            # the device-side bias (the plan cache relocates it)
         self.activation = activation
+        if precision in ("int8x", "fp32"):   # the integer engine or tf32x3: sgemm/int8x/route.py
+            from .int8x import route
+            precision = route.attach(self, precision, A, B, C, ta, tb, out_batch, Bias, activation)
+            if precision is None:
+                return
+            self.precision = precision
 
         problems = self._problems(A, B, C, ta, tb, alpha, beta, out_batch,
                                   Bias.ptr if Bias is not None else None, act)
@@ -231,6 +238,8 @@ class Plan:
         """Launch on ``stream`` (default: the plan's, else the caller's current
         stream in its array package) and return the result array."""
         s = stream if stream is not None else self._stream
+        if self._int8x is not None:
+            return self._int8x(s)
         if s is None:
             s = current_stream(self._kind, self.device.id)
         if self.launches:

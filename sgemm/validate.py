@@ -10,7 +10,9 @@ import numpy as np
 from .arrays import ArrayDesc
 from .errors import ArgumentError, ArgumentTypeError, DeviceError
 
-PRECISIONS = ("ieee", "tf32x3", "tf32")
+# int8x: the integer engine (sgemm/int8x/route.py); fp32: FP32 accuracy, int8x
+# or tf32x3 by size (route.CROSSOVER)
+PRECISIONS = ("ieee", "tf32x3", "tf32", "int8x", "fp32")
 F32 = np.dtype(np.float32)
 
 

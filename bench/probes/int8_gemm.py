@@ -9,9 +9,14 @@ and spread of REPS):
     kernel this GPU runs: sampled planes checked bit for bit against NumPy
     int64, then TOPS counted as 8 * 2 m n k integer ops;
   * the pipeline's steps (exponents, residues of A and of B, INT8 GEMM as
-    the pipeline picks it, Garner) and the whole call with each kernel,
+    the pipeline picks it, writing byte planes, Garner reading them) and the
+    whole call with each kernel,
     TFLOPS counted as 2 m n k (the FP32 problem's flops); the residue step
     also as GB/s (float32 read once, 8 int8 planes written);
+  * the public path, sgemm.gemm(precision="int8x"), and tf32x3
+    (sgemm.gemm(precision="tf32x3")) on the same operands, for the crossover
+    (sgemm/int8x/route.py, CROSSOVER), and which engine precision="fp32"
+    picks at this size;
   * cupy.matmul FP32, the same count;
   * errors against fp64 (cupy float64 matmul): median relative and max
     componentwise |C - C64| / (|A||B|), for the pipeline and for cuBLAS.
@@ -78,7 +83,8 @@ def int8_steps(a, b, rec):
     pa, pb = D.residues(a, mu, 1, mods), D.residues(b, nu, 0, mods)
     rows, cols = slice(0, m, max(1, m // 8)), slice(0, n, max(1, n // 64))   # a sample
     ha, hb = pa[:, rows].get().astype(np.int64), pb[:, cols].get().astype(np.int64)
-    want = np.einsum("lik,ljk->lij", ha, hb)
+    ms = np.array(M.moduli(8), np.int64)[:, None, None]
+    want = np.mod(np.einsum("lik,ljk->lij", ha, hb), ms)       # byte planes: C'_l mod p_l
     rec["int8_gemm"] = {}
     ops = 8 * 2.0 * m * n * k
     for kernel in kernels():
@@ -102,6 +108,10 @@ def int8_steps(a, b, rec):
     kp = D.padded_k(k)
     moved = {"residues_a": 4 * m * k + 8 * m * kp, "residues_b": 4 * k * n + 8 * n * kp}
     rec["residues_gb_per_s"] = {s_: moved[s_] / rec["steps_ms"][s_] / 1e6 for s_ in moved}
+    # new: the byte planes' size and Garner's traffic (8 planes read, C written)
+    plane_bytes = 8 * n * D.padded_rows(m)
+    rec["c_plane_bytes"] = plane_bytes
+    rec["garner_gb_per_s"] = (plane_bytes + 4 * m * n) / rec["steps_ms"]["garner"] / 1e6
 
 
 def accuracy(a, b, rec):
@@ -131,6 +141,20 @@ def probe(s: int) -> dict:
     med, lo, hi = timed(lambda: cp.matmul(a, b))
     rec["cublas_fp32"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9)
     rec["speedup_vs_cublas"] = rec["cublas_fp32"]["ms"] / rec["int8x"]["ms"]
+    # the public path and tf32x3 (the crossover), C-ordered outputs as
+    # sgemm.gemm allocates them; errors of both against fp64
+    import sgemm
+    from sgemm.int8x import route
+    a64, b64 = a.astype(cp.float64), b.astype(cp.float64)
+    ref, scale = cp.matmul(a64, b64), cp.matmul(cp.abs(a64), cp.abs(b64))
+    del a64, b64
+    for prec in ("int8x", "tf32x3"):
+        rec[f"api_{prec}_err"] = errors(sgemm.gemm(a, b, precision=prec), ref, scale)
+        med, lo, hi = timed(lambda: sgemm.gemm(a, b, precision=prec))
+        rec[f"api_{prec}"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9)
+    del ref, scale
+    rec["fp32_picks"] = sgemm.plan(a, b, precision="fp32").scheme
+    rec["crossover_constant"] = route.CROSSOVER
     return rec
 
 
@@ -152,7 +176,7 @@ def main(argv):
             f"{k_}={v:.0f}" for k_, v in r["residues_gb_per_s"].items()))
         print("        steps ms " + "  ".join(f"{k}={v:.2f}" for k, v in r["steps_ms"].items()))
         others = "".join(f"  {k_} {v['tflops']:.1f}" for k_, v in r.items()
-                         if k_.startswith("int8x_") and k_ != "int8x_err")
+                         if k_.startswith(("int8x_", "api_")) and not k_.endswith("_err"))
         print(f"        int8x ({r['pipeline_gemm']}) {r['int8x']['tflops']:.1f} TFLOPS{others}"
               f"  cuBLAS FP32 "
               f"{r['cublas_fp32']['tflops']:.1f}  ({r['speedup_vs_cublas']:.2f}x)  "

@@ -19,6 +19,15 @@ GEMMs of all moduli in one launch, 42_int8_wgmma.cu on sm_90a and
 the host (moduli, bit budgets, Garner constants); reference.py is an exact
 NumPy emulation of the whole pipeline that the kernels match bit for bit --
 every step but the scaling and the final conversion is integer arithmetic.
-No public entry point (sgemm.gemm's precision modes) uses it yet.
+sgemm.gemm(..., precision="int8x") runs it, and precision="fp32" from
+route.CROSSOVER on (route.py); ``sgemm.int8x.gemm`` is the same call.
 Importing this package touches no CUDA.
 """
+
+
+def gemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, *, stream=None):
+    """C = alpha op(a) op(b) + beta c through the integer engine, with
+    sgemm.gemm's arguments, checks and result types."""
+    from ..api import gemm as _gemm
+    return _gemm(a, b, c, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b,
+                 precision="int8x", stream=stream)

@@ -4,19 +4,22 @@ them, and the whole pipeline in one call:
     C = device.gemm(a, b, c, alpha, beta)       # float32 CuPy arrays
 
 exponents (40_int8x.cu) -> int8 residue planes (40_int8x.cu) -> INT8 GEMMs
-of all moduli in one launch (42_int8_wgmma.cu on sm_90a, 41_int8_mma.cu
-elsewhere) -> Garner reconstruction with alpha/beta (40_int8x.cu).  Every
+of all moduli in one launch, each accumulator reduced to a byte (42_int8_wgmma.cu
+on sm_90a, 41_int8_mma.cu elsewhere) -> Garner reconstruction with
+alpha/beta (40_int8x.cu).  Every
 step after the scaling is integer arithmetic, so the result equals
 reference.gemm(...) rounded to float32 bit for bit
 (tests/gpu/test_int8x_gpu.py).
 
 Workspace (allocated per call from CuPy's pool, freed on return): the
 residue planes, n_moduli * (m + n) * K16 bytes (K16 = k rounded up to 16),
-and the INT32 planes of C', 4 * n_moduli * m * n bytes -- 32 m n bytes for 8
-moduli, the larger term unless k is deep; `workspace_bytes` says how much.
+and the byte planes of C' (C'_l mod p_l, reduced in the GEMM's epilogue),
+n_moduli * n * M16 bytes (M16 = m rounded up to 16) -- 8 m n bytes for 8
+moduli, a quarter of the INT32 planes of the first version;
+`workspace_bytes` says how much.
 
-Not a public entry point yet: sgemm.gemm's precision modes do not reach it
-(docs/notes/int8x.md lists what that wiring needs).
+The public entry points reach it through sgemm/int8x/route.py
+(precision="int8x", and "fp32" above the crossover).
 """
 from __future__ import annotations
 
@@ -48,16 +51,15 @@ _constants: dict[tuple[int, int], object] = {}
 
 
 def constants(n: int = U.INT8X_MODULI):
-    """The kernels' int array: the moduli, then Garner's inverses row by row
-    (one copy per device and n, kept)."""
+    """The kernels' int array (moduli.kernel_constants: the moduli, then
+    Garner's weights, inverses, Barrett multipliers and offsets); one copy
+    per device and n, kept."""
     import cupy
     key = (cupy.cuda.Device().id, n)
     arr = _constants.get(key)
     if arr is None:
-        ms = M.moduli(n)
-        inv = M.garner_inverses(ms)
-        flat = list(ms) + [x for row in inv for x in row]
-        arr = _constants[key] = cupy.asarray(np.array(flat, np.int32))
+        arr = _constants[key] = cupy.asarray(np.array(M.kernel_constants(M.moduli(n)),
+                                                      np.int32))
     return arr
 
 
@@ -76,10 +78,17 @@ def padded_k(k: int) -> int:
     return -(-max(k, 1) // U.INT8_K_ALIGN) * U.INT8_K_ALIGN
 
 
+def padded_rows(m: int) -> int:
+    """Rows of a byte plane of C': m rounded up to 16, so that its columns
+    start 16-byte aligned (42's chunk stores, Garner's 4-byte loads)."""
+    return -(-max(m, 1) // 16) * 16
+
+
 def workspace_bytes(m: int, n: int, k: int, n_moduli: int = U.INT8X_MODULI) -> int:
     """Device memory gemm() allocates besides its output: residue planes of A
-    and B, INT32 planes of C', exponents."""
-    return n_moduli * ((m + n) * padded_k(k) + 4 * m * n) + 4 * (m + n)
+    and B, byte planes of C' (one byte an element and modulus, rows padded
+    to 16), exponents."""
+    return n_moduli * ((m + n) * padded_k(k) + n * padded_rows(m)) + 4 * (m + n)
 
 
 def exponents(x, axis: int, bits: int):
@@ -138,17 +147,18 @@ def gemm_spec(kernel: str = "auto"):
 
 
 def int8_gemm(pa, pb, mods, config: str | None = None, kernel: str = "auto"):
-    """C'_l = A'_l B'_l for every plane l, exactly modulo p_l (exactly for
-    K <= 131008 with mma.sync, 131056 with wgmma; deeper K is folded modulo
-    p_l inside the kernel).
+    """C'_l = A'_l B'_l mod p_l for every plane l (any K: deeper than one
+    exact INT32 sum, 131008 with mma.sync and 131056 with wgmma, the kernel
+    folds its accumulators modulo p_l).
 
     pa: int8 (n, m, K) C-contiguous (rows of A'_l, k contiguous), pb: int8
     (n, ncols, K) (columns of B'_l); K a multiple of 16, zeros past the real
     depth.  mods: constants(); the kernel reads p_l = mods[l].  kernel:
     "auto" (wgmma on sm_90a, else mma), "mma" or "wgmma"; config: one of that
-    kernel's configs (None: its "default").  Returns int32 (n, m, ncols)
-    whose planes are column-major (strides (m ncols, 1, m) elements): what
-    garner() reads without a copy."""
+    kernel's configs (None: its "default").  Returns the byte planes, uint8
+    (n, m, ncols) holding C'_l mod p_l in [0, p_l), each plane column-major
+    with its rows padded to padded_rows(m) (strides (ncols ld, 1, ld) bytes,
+    the padding rows written too): what garner() reads without a copy."""
     import cupy
     spec = gemm_spec(kernel)
     config = config or "default"
@@ -174,56 +184,97 @@ def int8_gemm(pa, pb, mods, config: str | None = None, kernel: str = "auto"):
     if why:
         raise ValueError(f"int8x.int8_gemm: {spec.name} config {config!r} cannot run here: " +
                          "; ".join(why))
-    buf = cupy.empty((n, ncols, m), cupy.int32)     # plane l: column j at [l, j, :]
-    if buf.size:
+    ld = padded_rows(m)
+    buf = cupy.empty((n, ncols, ld), cupy.uint8)    # plane l: column j at [l, j, :]
+    if m and ncols:
         _launch(spec, spec.grid_for(m, ncols, n, p),
                 (np.int32(m), np.int32(ncols), np.int32(kp),
                  pa.data.ptr, kp, m * kp, pb.data.ptr, kp, ncols * kp,
-                 mods.data.ptr, np.int32(p.swizzle), buf.data.ptr, m, m * ncols), p)
-    return buf.transpose(0, 2, 1)
+                 mods.data.ptr, np.int32(p.swizzle), buf.data.ptr, ld, ld * ncols), p)
+    return buf[:, :, :m].transpose(0, 2, 1)
+
+
+GARNER_ROWS, GARNER_COLS = 256, 4     # rows and columns per block (40_int8x.cu)
 
 
 def garner_grid(m: int, ncols: int) -> tuple[int, int, int]:
-    """int8x_garner's grid: blocks of 256 rows in x, one column each in y
-    (at most 65535; the kernel loops over the rest)."""
-    return (math.ceil(m / 256), min(ncols, 65535), 1)
+    """int8x_garner's grid: blocks of 256 rows (64 threads x 4) in x, 4
+    columns a block in y (at most 65535; the kernel loops over the rest)."""
+    return (math.ceil(m / GARNER_ROWS), min(math.ceil(ncols / GARNER_COLS), 65535), 1)
 
 
-def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None):
-    """planes: int32 (n, m, ncols) residues of C' (element (i, j) at
-    [l, i, j]; column-major planes as int8_gemm returns them are read in
-    place, any other layout is copied); returns C (float32, m x ncols,
-    Fortran order) = alpha C' 2^-(mu_i+nu_j) + beta c."""
+def byte_planes(planes, n_moduli: int = U.INT8X_MODULI):
+    """Any integer planes (n, m, ncols) of C' (exact products, or congruent
+    ones) as the byte planes the GEMMs write and garner() reads: C'_l mod
+    p_l as uint8, column-major, rows padded to padded_rows(m) with zeros."""
     import cupy
     n, m, ncols = planes.shape
-    if n != U.INT8X_MODULI or planes.dtype != cupy.int32:
-        raise ValueError(f"int8x.garner: planes must be int32 ({U.INT8X_MODULI}, m, n), got "
-                         f"{planes.dtype} {planes.shape}")
+    ms = cupy.asarray(np.array(M.moduli(n_moduli), np.int64))[:n, None, None]
+    buf = cupy.zeros((n, ncols, padded_rows(m)), cupy.uint8)
+    buf[:, :, :m] = cupy.mod(planes.astype(cupy.int64), ms).astype(cupy.uint8).transpose(0, 2, 1)
+    return buf[:, :, :m].transpose(0, 2, 1)
+
+
+def _output(m: int, ncols: int, c, beta: float, out):
+    """The float32 array Garner writes (unit stride down columns), holding
+    beta's operand when beta != 0: out itself if given (c copied into it
+    unless c is out), else a new Fortran-ordered array."""
+    import cupy
+    if out is None:
+        return cupy.asfortranarray(c.astype(cupy.float32)) if beta != 0.0 else \
+            cupy.empty((m, ncols), cupy.float32, order="F")
+    if out.dtype != cupy.float32 or out.shape != (m, ncols) or (
+            m > 1 and out.strides[0] != 4) or (ncols > 1 and out.strides[1] < 4 * m):
+        raise ValueError(f"int8x: out must be float32 {(m, ncols)} with unit stride down its "
+                         f"columns, got {out.dtype} {out.shape} strides {out.strides}")
+    if beta != 0.0 and c is not out:
+        out[...] = c
+    return out
+
+
+def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None, out=None):
+    """planes: the byte planes of C' as int8_gemm returns them (uint8 (n, m,
+    ncols), C'_l mod p_l; byte_planes() makes them from integer planes);
+    returns C = alpha C' 2^-(mu_i+nu_j) + beta c (float32 m x ncols): out
+    (unit stride down columns; c may be out itself) or a new Fortran-ordered
+    array."""
+    import cupy
+    n, m, ncols = planes.shape
+    if n != U.INT8X_MODULI or planes.dtype != cupy.uint8:
+        raise ValueError(f"int8x.garner: planes must be uint8 ({U.INT8X_MODULI}, m, n), got "
+                         f"{planes.dtype} {planes.shape} (byte_planes() converts integer "
+                         f"planes)")
+    st = planes.strides
+    ld = padded_rows(m)
+    # the kernel reads 4 rows at a time from 4-byte-aligned columns of ld rows
+    if not (st[1] == 1 and st[2] % 16 == 0 and st[2] >= ld and st[0] >= st[2] * ncols
+            and st[0] % 16 == 0 and planes.data.ptr % 16 == 0):
+        raise ValueError(f"int8x.garner: planes with strides {st} are not column-major byte "
+                         f"planes with 16-byte aligned columns of >= {ld} rows (int8_gemm's "
+                         f"or byte_planes()' layout)")
     if beta != 0.0 and c is None:
         raise ValueError("int8x.garner: beta != 0 needs c")
-    out = cupy.asfortranarray(c.astype(cupy.float32)) if c is not None else \
-        cupy.empty((m, ncols), cupy.float32, order="F")
-    st = [s // 4 for s in planes.strides]
-    if not (st[1] == 1 and st[2] >= m and st[0] >= st[2] * ncols):
-        planes = cupy.ascontiguousarray(planes.transpose(0, 2, 1)).transpose(0, 2, 1)
-        st = [s // 4 for s in planes.strides]
+    out = _output(m, ncols, c, beta, out)
     if m * ncols:
         _launch(U.INT8X_GARNER, garner_grid(m, ncols),
                 (np.int32(m), np.int32(ncols), planes.data.ptr, st[2], st[0], mods.data.ptr,
                  mu.data.ptr, nu.data.ptr, np.float32(alpha), np.float32(beta), out.data.ptr,
-                 m))
+                 max(out.strides[1] // 4, m)))
     return out
 
 
 def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
-         n_moduli: int = U.INT8X_MODULI, config: str | None = None, kernel: str = "auto"):
+         n_moduli: int = U.INT8X_MODULI, config: str | None = None, kernel: str = "auto",
+         out=None):
     """C = alpha a @ b + beta c through the integer pipeline (Ozaki scheme II,
     8 moduli: FP32-level accuracy for k up to a few thousand, see
     moduli.budget).  a (m x k), b (k x n), c (m x n): float32 CuPy arrays of
     any strides (a column-major problem's Fortran-ordered operands are read
     in place).  kernel/config choose the INT8 GEMM (int8_gemm).  Returns a
-    new Fortran-ordered float32 (m, n) array; c is never read when
-    beta == 0.
+    new Fortran-ordered float32 (m, n) array, or out (float32 (m, n), unit
+    stride down columns; c may be out itself, updated in place); c is never
+    read when beta == 0, and out is not written before the inputs are found
+    finite.
 
     alpha == 0 or k == 0 give beta c without reading a or b (netlib).  Inf or
     NaN in a or b raise NonFiniteInput: they have no integer form, and the
@@ -247,9 +298,13 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
     if beta != 0.0 and c is None:
         raise ValueError("int8x.gemm: beta != 0 needs c")
     if m == 0 or n == 0 or k == 0 or alpha == 0.0:
+        if out is None:
+            out = cupy.empty((m, n), cupy.float32, order="F")
         if beta == 0.0 or c is None:
-            return cupy.zeros((m, n), cupy.float32, order="F")
-        return cupy.asfortranarray(np.float32(beta) * c)
+            out[...] = 0.0
+        else:
+            out[...] = np.float32(beta) * c
+        return out
     bud = M.budget(n_moduli, k)
     mu, bad_a = exponents(a, 1, bud.alpha)
     nu, bad_b = exponents(b, 0, bud.beta)
@@ -261,4 +316,4 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
     pb = residues(b, nu, 0, mods)
     planes = int8_gemm(pa, pb, mods, config, kernel)
     del pa, pb                                  # back to the pool before Garner's output
-    return garner(planes, mods, mu, nu, alpha, beta, c if beta != 0.0 else None)
+    return garner(planes, mods, mu, nu, alpha, beta, c if beta != 0.0 else None, out)

@@ -88,3 +88,37 @@ def mixed_radix_range(ms: tuple[int, ...]) -> tuple[int, int]:
         lo += -(p // 2) * w
         w *= p
     return lo, lo + w - 1
+
+
+GARNER_OFFSET_BITS = 19        # 40_int8x.cu: |sum_q v_q W_lq| < 15 * 128 * 256 < 2^19
+
+
+@lru_cache(maxsize=None)
+def garner_weights(ms: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
+    """(W, Winv) for the one-sum form of Garner's digits that int8x_garner
+    uses: W[l][q] = p_0 ... p_{q-1} mod p_l for q < l, Winv[l] = (p_0 ...
+    p_{l-1})^-1 mod p_l, so v_l = (r_l - sum_q v_q W[l][q]) Winv[l] mod p_l
+    gives the digits of the chain in garner_inverses."""
+    w = tuple(tuple(math.prod(ms[:q]) % ms[l] for q in range(l)) for l in range(len(ms)))
+    winv = tuple(pow(math.prod(ms[:l]), -1, ms[l]) for l in range(len(ms)))
+    return w, winv
+
+
+def barrett(p: int) -> int:
+    """ceil(2^32 / p): umulhi(t, barrett(p)) = floor(t / p) for 0 <= t < 2^24."""
+    return -(-(1 << 32) // p)
+
+
+def garner_offset(p: int) -> int:
+    """The least multiple of p at or above 2^GARNER_OFFSET_BITS."""
+    return -(-(1 << GARNER_OFFSET_BITS) // p) * p
+
+
+def kernel_constants(ms: tuple[int, ...]) -> list[int]:
+    """The int array 40-42 read: p_0..p_{N-1}; W[l][q] row by row (q < l);
+    Winv[l]; ceil(2^32 / p_l) as the bits of an int32; the offset of each
+    digit sum.  The INT8 GEMMs read only p_l."""
+    w, winv = garner_weights(ms)
+    as_i32 = [b - (1 << 32) if b >= 1 << 31 else b for b in map(barrett, ms)]
+    return (list(ms) + [x for row in w for x in row] + list(winv) + as_i32 +
+            [garner_offset(p) for p in ms])

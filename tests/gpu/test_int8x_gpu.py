@@ -2,10 +2,13 @@
 reconstruction kernels (40_int8x.cu) against the host emulation
 (sgemm/int8x/reference.py), with CuPy's integer matmul standing in for the
 INT8 GEMMs, the residue planes for every operand layout; both INT8 GEMMs
-(41_int8_mma.cu, and 42_int8_wgmma.cu on sm_90a) against NumPy int64
-products, bit for bit, on odd shapes and past one exact INT32 sum; the whole pipeline
-(device.gemm) against the emulation bit for bit and against fp64 next to
-cuBLAS FP32 (TF32 off)."""
+(41_int8_mma.cu, and 42_int8_wgmma.cu on sm_90a), whose byte planes must
+hold the NumPy int64 products modulo p bit for bit (padding rows too) on
+odd shapes and past one exact INT32 sum; the whole pipeline (device.gemm)
+against the emulation bit for bit and against fp64 next to cuBLAS FP32
+(TF32 off); and the public path (sgemm.gemm(precision="int8x" / "fp32"))
+on every layout, bit for bit against the emulation of the problem it runs
+and against fp64."""
 from __future__ import annotations
 
 import os
@@ -52,6 +55,7 @@ def test_kernels_match_the_emulation_bit_for_bit(m, k, n, wide):
     # the INT8 GEMMs, by CuPy's integer matmul (exact in int32 below 131072 deep)
     planes = cp.stack([pa[l].astype(cp.int32) @ pb[l].astype(cp.int32).T for l in range(8)])
     np.testing.assert_array_equal(planes.get(), np.stack(parts.c_res))
+    planes = D.byte_planes(planes)
     c0 = rng.standard_normal((m, n)).astype(np.float32)
     for alpha, beta in ((1.0, 0.0), (-1.5, 0.5)):
         got = D.garner(planes, mods, mu, nu, alpha, beta, cp.asarray(c0) if beta else None)
@@ -66,7 +70,7 @@ def test_garner_with_beta_zero_never_reads_c():
     a, b = _operands(rng, 9, 70, 7)
     parts = R.decompose(a, b, 8)
     mods = D.constants(8)
-    planes = cp.asarray(np.stack(parts.c_res).astype(np.int32))
+    planes = D.byte_planes(cp.asarray(np.stack(parts.c_res).astype(np.int32)))
     poisoned = cp.full((9, 7), cp.nan, cp.float32)
     got = D.garner(planes, mods, cp.asarray(parts.mu.astype(np.int32)),
                    cp.asarray(parts.nu.astype(np.int32)), 1.0, 0.0, poisoned)
@@ -161,9 +165,14 @@ def test_int8_gemm_planes_are_exact(m, n, k, kernel, config):
     pa = _residue_planes(rng, m, k, ms, extreme=True)
     pb = _residue_planes(rng, n, k, ms, extreme=True)
     got = D.int8_gemm(cp.asarray(pa), cp.asarray(pb), D.constants(8), config, kernel)
-    assert got.shape == (8, m, n) and got.dtype == cp.int32
-    assert got.strides[1] == 4                              # column-major planes
-    np.testing.assert_array_equal(got.get(), _int64_planes(pa, pb))
+    assert got.shape == (8, m, n) and got.dtype == cp.uint8
+    ld = D.padded_rows(m)
+    assert got.strides == (n * ld, 1, ld)                   # column-major byte planes
+    want = np.mod(_int64_planes(pa, pb), np.array(ms, np.int64)[:, None, None])
+    np.testing.assert_array_equal(got.get(), want)
+    # the padding rows [m, ld) Garner's 4-row loads touch: written, residues of 0
+    full = cp.lib.stride_tricks.as_strided(got, (8, ld, n), got.strides)
+    assert not full[:, m:, :].any()
 
 
 EXACT_K = {"mma": 131008, "wgmma": 131056}     # deepest K each leaves unfolded
@@ -172,9 +181,9 @@ EXACT_K = {"mma": 131008, "wgmma": 131056}     # deepest K each leaves unfolded
 @pytest.mark.parametrize("kernel", ["mma", "wgmma"])
 @pytest.mark.parametrize("k", [131008, 131056, 131072 + 4000])
 def test_int8_gemm_past_one_int32_sum_stays_congruent(k, kernel):
-    """Worst-case products (-128 x -128 on plane 0): exact up to the fold
-    interval (131008 for mma.sync's BK = 64, 131056 for wgmma), congruent
-    modulo p past it, where an unfolded INT32 sum would overflow."""
+    """Worst-case products (-128 x -128 on plane 0): the byte planes are the
+    exact residues up to the fold interval (131008 for mma.sync's BK = 64,
+    131056 for wgmma) and past it, where an unfolded INT32 sum would wrap."""
     from sgemm.int8x import device as D
     from sgemm.int8x import moduli as M
     _skip_unless_runs(kernel)
@@ -185,13 +194,10 @@ def test_int8_gemm_past_one_int32_sum_stays_congruent(k, kernel):
     want = _int64_planes(pa, pb)
     got = D.int8_gemm(cp.asarray(pa), cp.asarray(pb), D.constants(8),
                       kernel=kernel).get().astype(np.int64)
-    if k <= EXACT_K[kernel]:
-        np.testing.assert_array_equal(got, want)
-    else:
-        if k * 128 * 128 >= 2 ** 31:
-            assert want[0].max() >= 2 ** 31
-        for l, p in enumerate(ms):
-            np.testing.assert_array_equal(np.mod(got[l] - want[l], p), 0)
+    if k > EXACT_K[kernel] and k * 128 * 128 >= 2 ** 31:
+        assert want[0].max() >= 2 ** 31          # an unfolded INT32 sum would wrap
+    for l, p in enumerate(ms):
+        np.testing.assert_array_equal(got[l], np.mod(want[l], p))
 
 
 def test_int8_gemm_refuses_bad_planes():
@@ -200,6 +206,12 @@ def test_int8_gemm_refuses_bad_planes():
     a = cp.zeros((8, 4, 32), cp.int8)
     with pytest.raises(ValueError, match="do not match"):
         D.int8_gemm(a, cp.zeros((8, 4, 48), cp.int8), mods)
+    with pytest.raises(ValueError, match="must be uint8"):
+        D.garner(cp.zeros((8, 4, 3), cp.int32), mods, cp.zeros(4, cp.int32),
+                 cp.zeros(3, cp.int32))
+    with pytest.raises(ValueError, match="not column-major byte planes"):
+        D.garner(cp.zeros((8, 4, 3), cp.uint8), mods, cp.zeros(4, cp.int32),
+                 cp.zeros(3, cp.int32))
     with pytest.raises(ValueError, match="multiple of 16"):
         D.int8_gemm(cp.zeros((8, 4, 20), cp.int8), cp.zeros((8, 4, 20), cp.int8), mods)
     with pytest.raises(ValueError, match="int8"):
@@ -318,3 +330,104 @@ def test_degenerate_shapes_and_beta_zero_never_reads_c():
     poisoned = cp.full((3, 2), cp.nan, cp.float32)
     got = D.gemm(cp.ones((3, 5), cp.float32), cp.ones((5, 2), cp.float32), poisoned, 1.0, 0.0)
     np.testing.assert_array_equal(got.get(), 5.0)
+
+
+# ---- the public path: sgemm.gemm(precision="int8x" / "fp32") ----
+
+API = [(1, 1, 1, "C", "C", False, False), (17, 33, 9, "F", "C", False, False),
+       (129, 255, 130, "C", "F", True, False), (64, 1000, 3, "F", "F", False, True),
+       (300, 31, 257, "C", "C", True, True), (2, 4097, 70, "F", "C", True, False)]
+
+
+def _emulated(a, b, c, alpha, beta, ta, tb, row_major_out):
+    """reference.gemm of the problem the route runs: op(a) op(b), or for a
+    row-major output op(b)^T op(a)^T transposed (its scaling differs)."""
+    from sgemm.int8x import reference as R
+    A, B = (a.T if ta else a), (b.T if tb else b)
+    if row_major_out:
+        return R.gemm(B.T, A.T, None if c is None else c.T, alpha, beta).T.astype(np.float32)
+    return R.gemm(A, B, c, alpha, beta).astype(np.float32)
+
+
+@pytest.mark.parametrize("m,k,n,oa,ob,ta,tb", API,
+                         ids=[f"{m}x{k}x{n}-{oa}{ob}-{int(ta)}{int(tb)}"
+                              for m, k, n, oa, ob, ta, tb in API])
+@pytest.mark.parametrize("oc,alpha,beta", [("C", 1.0, 0.0), ("F", -1.5, 0.5), ("C", 2.0, -1.0)])
+def test_api_int8x_every_layout_bit_for_bit_and_against_fp64(m, k, n, oa, ob, ta, tb,
+                                                              oc, alpha, beta):
+    import sgemm
+    from tests.gpu.reference import make
+    rng = np.random.default_rng(m * 7 + k * 3 + n)
+    a = make(cp, rng, (k, m) if ta else (m, k), oa)
+    b = make(cp, rng, (n, k) if tb else (k, n), ob)
+    c = make(cp, rng, (m, n), oc)
+    c0 = c.get()
+    got = sgemm.gemm(a, b, c if beta else None, alpha=alpha, beta=beta, trans_a=ta,
+                     trans_b=tb, precision="int8x")
+    if beta:
+        assert got is c
+    row_major = m > 1 and got.strides[0] != 4
+    want = _emulated(a.get(), b.get(), c0 if beta else None, alpha, beta, ta, tb, row_major)
+    np.testing.assert_array_equal(got.get(), want)
+    A = (a.get().T if ta else a.get()).astype(np.float64)
+    B = (b.get().T if tb else b.get()).astype(np.float64)
+    ref = alpha * (A @ B) + (beta * c0.astype(np.float64) if beta else 0.0)
+    scale = abs(alpha) * (np.abs(A) @ np.abs(B)) + abs(beta) * np.abs(c0) + 1e-30
+    assert np.max(np.abs(got.get() - ref) / scale) < 2 ** -20
+
+
+def test_api_int8x_numpy_and_plan_and_module_function():
+    import sgemm
+    import sgemm.int8x
+    from sgemm.int8x import reference as R
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((70, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 45)).astype(np.float32)
+    want = R.gemm(b.T, a.T).T.astype(np.float32)            # row-major output: C^T's problem
+    got = sgemm.gemm(a, b, precision="int8x")
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, want)
+    p = sgemm.plan(cp.asarray(a), cp.asarray(b), precision="int8x")
+    assert p.scheme == "int8x" and p.launches == []
+    np.testing.assert_array_equal(p.execute().get(), want)
+    np.testing.assert_array_equal(p.execute().get(), want)  # a plan runs again
+    np.testing.assert_array_equal(sgemm.int8x.gemm(cp.asarray(a), cp.asarray(b)).get(), want)
+
+
+def test_api_int8x_non_finite_inputs_go_to_fp32_and_refusals_name_the_argument():
+    import sgemm
+    from sgemm.errors import ArgumentError
+    rng = np.random.default_rng(10)
+    a = cp.asarray(rng.standard_normal((40, 64)).astype(np.float32))
+    b = cp.asarray(rng.standard_normal((64, 30)).astype(np.float32))
+    a[3, 5] = cp.inf
+    a[7, 1] = cp.nan
+    got = sgemm.gemm(a, b, precision="int8x")
+    ref = cp.matmul(a, b)
+    np.testing.assert_array_equal(cp.isnan(got).get(), cp.isnan(ref).get())
+    np.testing.assert_array_equal(cp.isinf(got).get(), cp.isinf(ref).get())
+    fin = cp.isfinite(ref).get()
+    assert fin.sum() > 0 and np.allclose(got.get()[fin], ref.get()[fin], rtol=1e-4, atol=1e-4)
+    with pytest.raises(ArgumentError, match="bias="):
+        sgemm.gemm(b.T, b, bias=cp.zeros(30, cp.float32), precision="int8x")
+    with pytest.raises(ArgumentError, match="2-D operands only"):
+        sgemm.gemm_batched(cp.ones((2, 4, 5), cp.float32), cp.ones((2, 5, 3), cp.float32),
+                           precision="int8x")
+    c = cp.full((40, 30), 3.0, cp.float32)
+    np.testing.assert_array_equal(sgemm.gemm(a, b, c, alpha=0.0, beta=0.5,
+                                             precision="int8x").get(), 1.5)
+
+
+def test_api_fp32_picks_tf32x3_below_the_crossover_and_int8x_from_it():
+    import sgemm
+    from sgemm.int8x import route
+    from sgemm.runtime import device as devmod
+    a = cp.ones((64, 64), cp.float32)
+    assert sgemm.plan(a, a, precision="fp32").scheme != "int8x"
+    s = route.CROSSOVER
+    big = cp.ones((s, s), cp.float32)
+    p = sgemm.plan(big, big, precision="fp32")
+    hopper = devmod.info(cp.cuda.Device().id).arch == "sm_90a"
+    assert (p.scheme == "int8x") is hopper
+    got = p.execute()
+    assert float(got[0, 0]) == s and float(got[-1, -1]) == s

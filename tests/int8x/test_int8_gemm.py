@@ -74,9 +74,13 @@ def test_fold_interval():
 def test_padding_and_workspace():
     from sgemm.int8x import device as D
     assert [D.padded_k(k) for k in (0, 1, 16, 17, 4096, 4097)] == [16, 16, 16, 32, 4096, 4112]
-    # 8 moduli at 4096^3: residue planes 8 * 8192 * 4096 B, INT32 planes 32 * 4096^2 B
+    assert [D.padded_rows(m) for m in (0, 1, 16, 17, 4097)] == [16, 16, 16, 32, 4112]
+    # 8 moduli at 4096^3: residue planes 8 * 8192 * 4096 B, byte planes of C'
+    # 8 * 4096^2 B (a quarter of the INT32 planes' 32 * 4096^2)
     w = D.workspace_bytes(4096, 4096, 4096)
-    assert w == 8 * 8192 * 4096 + 32 * 4096 ** 2 + 4 * 8192
+    assert w == 8 * 8192 * 4096 + 8 * 4096 ** 2 + 4 * 8192
+    # rows padded to 16 bytes: a 17 x 3 product keeps 3 columns of 32 bytes a plane
+    assert D.workspace_bytes(17, 3, 5) == 8 * (20 * 16 + 3 * 32) + 4 * 20
     assert w < 1 << 30
 
 

@@ -50,6 +50,29 @@ def garner_digits(planes, ms):
     return v
 
 
+def mod_u(t: np.ndarray, p: int) -> np.ndarray:
+    """i8x::mod_u: t - umulhi(t, ceil(2^32 / p)) p for 0 <= t < 2^24."""
+    t = np.asarray(t, np.int64)
+    assert t.min(initial=0) >= 0 and t.max(initial=0) < 2 ** 24
+    q = (t.astype(np.uint64) * np.uint64(M.barrett(p))) >> np.uint64(32)
+    return t - q.astype(np.int64) * p
+
+
+def garner_bytes(planes, ms):
+    """int8x_garner's digits from byte planes (r_l = C'_l mod p_l in [0, p)):
+    the weighted-sum form with its offsets, as the kernel writes it."""
+    w, winv = M.garner_weights(ms)
+    v = []
+    for l, p in enumerate(ms):
+        t = np.asarray(planes[l], np.int64) + M.garner_offset(p)
+        for q in range(l):
+            t = t - v[q] * w[l][q]
+        assert t.min() >= 0 and t.max() < 2 ** 21        # the kernel's bound
+        x = mod_u(mod_u(t, p) * winv[l], p)
+        v.append(np.where(x >= (p + 1) // 2, x - p, x))
+    return v
+
+
 def _values(rng, p: int) -> np.ndarray:
     """The range's ends, every neighbourhood where t or q changes regime
     (multiples of p and of 2^16 near the ends and near 0) and random values."""
@@ -111,6 +134,62 @@ def test_garner_digits_match_the_reference():
         np.testing.assert_array_equal(got, w.ravel())
 
 
+@pytest.mark.parametrize("p", M.moduli(8))
+def test_barrett_quotient_is_exact_below_2_24(p):
+    """Every t < 2^21 (the digit sums, offsets included) and < 2^16 (digit
+    times Winv), and the top of the claimed range, reduce exactly."""
+    t = np.arange(2 ** 21, dtype=np.int64)
+    np.testing.assert_array_equal(mod_u(t, p), t % p)
+    top = np.arange(2 ** 24 - 2 ** 16, 2 ** 24, dtype=np.int64)
+    np.testing.assert_array_equal(mod_u(top, p), top % p)
+
+
+def test_barrett_fails_past_its_range():
+    """The bound is not slack: for p = 233 some t of 2^32 / 233 or more gives
+    a quotient one too large (the test above could not pass by accident)."""
+    p = 233
+    t = np.arange(2 ** 32 // p, 2 ** 32 // p + 2 ** 20, dtype=np.int64)
+    q = (t.astype(np.uint64) * np.uint64(M.barrett(p))) >> np.uint64(32)
+    assert np.any(q.astype(np.int64) != t // p)
+
+
+def test_byte_plane_garner_matches_the_reference_digits():
+    """Byte planes (C'_l mod p_l) of random INT32 planes and of real
+    products: the kernel's weighted-sum digits are reference.garner's."""
+    from sgemm.int8x import reference as R
+    ms = M.moduli(8)
+    rng = np.random.default_rng(4)
+    planes = [rng.integers(-2 ** 31, 2 ** 31, 20000) for _ in ms]
+    planes[0][:4] = [-2 ** 31, 2 ** 31 - 1, 0, -1]
+    want, _ = R.garner([np.asarray(x, np.int64) for x in planes], ms)
+    got = garner_bytes([np.mod(x, p) for x, p in zip(planes, ms)], ms)
+    for g, w_ in zip(got, want):
+        np.testing.assert_array_equal(g, w_)
+    a = rng.standard_normal((30, 700))
+    b = rng.standard_normal((700, 20))
+    parts = R.decompose(a, b, 8)
+    got = garner_bytes([np.mod(c.ravel(), p) for c, p in zip(parts.c_res, ms)], ms)
+    for g, w_ in zip(got, parts.digits):
+        np.testing.assert_array_equal(g, w_.ravel())
+
+
+def test_kernel_constants_layout():
+    """The int array the kernels read: p, W row by row, Winv, Barrett
+    multipliers (int32 bits), offsets; Garner's arithmetic stays exact."""
+    ms = M.moduli(8)
+    flat = M.kernel_constants(ms)
+    w, winv = M.garner_weights(ms)
+    assert len(flat) == 4 * 8 + 28
+    assert flat[:8] == list(ms) and flat[8:36] == [x for r in w for x in r]
+    assert flat[36:44] == list(winv) and winv[0] == 1
+    assert [x & 0xFFFFFFFF for x in flat[44:52]] == [-(-2 ** 32 // p) for p in ms]
+    assert all(o % p == 0 and 2 ** 19 <= o < 2 ** 19 + p for o, p in zip(flat[52:], ms))
+    assert all(-2 ** 31 <= x < 2 ** 31 for x in flat)
+    # the digit sum: 7 terms of |v| <= 128 times W < 256, inside the offset
+    assert 7 * 128 * 255 < 2 ** M.GARNER_OFFSET_BITS
+    assert max(ms) * max(winv) < 2 ** 24
+
+
 def test_garner_inner_step_stays_in_mod_f_range():
     """(x - v_q) inv_lq with x in [0, p_l), v_q in [-p_q/2, p_q/2) and inv_lq
     < p_l: below 2^24 for the 8 moduli (below 2^17 in fact)."""
@@ -131,8 +210,10 @@ def test_budget_keeps_scaled_integers_inside_mod_small_range():
 def test_grid_covers_rows_and_the_padded_columns():
     from sgemm.int8x import device as D
     assert D.garner_grid(1, 1) == (1, 1, 1)
-    assert D.garner_grid(257, 3) == (2, 3, 1)
-    assert D.garner_grid(8192, 100000) == (32, 65535, 1)      # the kernel loops past 65535
+    assert D.garner_grid(257, 3) == (2, 1, 1)
+    assert D.garner_grid(257, 5) == (2, 2, 1)
+    assert D.garner_grid(8192, 8192) == (32, 2048, 1)
+    assert D.garner_grid(8192, 400000) == (32, 65535, 1)      # the kernel loops past it
     assert D.RESIDUE_TILE == (32, 128)
     assert D.residue_grid(1, 16) == (1, 1, 1)
     assert D.residue_grid(33, 128) == (2, 1, 1)
@@ -147,16 +228,22 @@ def test_source_mirrors_the_emulation():
     for line in ["enum : int { TR = 32, TC = 128, PITCH = TC + 4, THREADS = 256 };",
                  "const int hi = (int)(x >> 16), lo = (int)(x & 0xffff);",
                  "return mod_f(hi * c16 + lo, p, inv);",
-                 "int x = i8x::mod_small(R[l * plane + i + j * ldr], p[l], c16[l], invp[l]);",
-                 "x = i8x::mod_f((x - v[q]) * inv[l * (l - 1) / 2 + q], p[l], invp[l]);",
-                 "v[l] = x >= (p[l] + 1) / 2 ? x - p[l] : x;",
-                 "for (int j = blockIdx.y; j < Nc; j += gridDim.y) {",
+                 "return t - (int)__umulhi((unsigned)t, bm) * p;",
+                 "int t = (int)(r4 >> (8 * e) & 0xffu) + off[l];",
+                 "for (int q = 0; q < l; ++q) t -= v[q][e] * w[l * (l - 1) / 2 + q];",
+                 "const int x = i8x::mod_u(i8x::mod_u(t, p[l], bm[l]) * winv[l], p[l], bm[l]);",
+                 "v[l][e] = x >= (p[l] + 1) / 2 ? x - p[l] : x;",
+                 "winv[l] = mods[N + NW + l];",
+                 "bm[l] = (unsigned)mods[2 * N + NW + l];",
+                 "off[l] = mods[3 * N + NW + l];",
+                 "for (int q = 0; q < NW; ++q) w[q] = mods[N + q];",
+                 "for (int j = blockIdx.y * 4 + threadIdx.x / 64; j < Nc; j += gridDim.y * 4) {",
+                 "const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 4;",
                  "const int q = (int)floorf(__fmul_rn((float)t, inv));",
                  "if (r < 0) r += p;",
                  "if (r >= p) r -= p;",
                  "c16[l] = 65536 % p[l];",
                  "inv[l] = __frcp_rn((float)p[l]);",
-                 "invp[l] = __frcp_rn((float)p[l]);",
                  "const long long v = __double2ll_rn(ldexp((double)x[i], er));",
                  "tile[l][r][c] = (signed char)(m >= (p[l] + 1) / 2 ? m - p[l] : m);"]:
         assert line in src, line

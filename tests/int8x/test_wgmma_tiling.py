@@ -62,7 +62,12 @@ def d_coords(warp, lane, i):
 
 
 # ---- the kernel, block by block ----
-def run_kernel(pa, pb, p: TileParams, mod: int = 256, klimit: int = KLIMIT, swizzle=True):
+def run_kernel(pa, pb, p: TileParams, mod: int = 256, klimit: int = KLIMIT, swizzle=True,
+               planes=None, ld=None):
+    """The accumulators each block ends with, placed at their (row, column)
+    by the fragment layout (int64 m x n).  planes: an (n, >= ld) array, the
+    column-major byte plane of ld rows (the kernel's ldc) that the byte
+    epilogue writes into."""
     BM, BN = p.BM, p.BN
     threads = p.threads
     rpi = threads // 8
@@ -135,8 +140,46 @@ def run_kernel(pa, pb, p: TileParams, mod: int = 256, klimit: int = KLIMIT, swiz
                             if r < m and col < n:
                                 assert C[r, col] == np.iinfo(np.int64).min
                                 C[r, col] = v[rr, cc]
+        if planes is not None:
+            byte_epilogue(D, p, m0, n0, n, mod, planes, ld)
     assert (C != np.iinfo(np.int64).min).all()
     return C
+
+
+def byte_epilogue(D, p: TileParams, m0, n0, n, mod, plane, ld, pitch=None):
+    """42's epilogue: every accumulator reduced mod p into stg[col * PITCH +
+    row] (each byte once; per store instruction the 32 lanes' words fall in
+    distinct banks or share a word), then 16-byte chunks of 16 rows stored
+    where the chunk starts below ld (the plane's row count) and the column
+    is below n."""
+    BM, BN, threads = p.BM, p.BN, p.threads
+    pitch, chunks = pitch or BM + 16, BM // 16
+    assert BN * pitch <= p.stages * (BM + BN) * BK
+    stg = np.full(BN * pitch, -1, np.int64)
+    for wg, v in D.items():
+        for warp in range(4):
+            for b in range(BN // 8):
+                for q in range(4):
+                    words = {}
+                    for lane in range(32):
+                        g, t = lane // 4, lane % 4
+                        r = wg * 64 + warp * 16 + g + (q >> 1) * 8
+                        col = b * 8 + 2 * t + (q & 1)
+                        rr, cc = d_coords(warp, lane, 4 * b + q)
+                        a = col * pitch + r
+                        assert stg[a] == -1
+                        stg[a] = np.mod(v[rr, cc], mod)     # mod_small: [0, p)
+                        words.setdefault((a // 4) % 32, set()).add(a // 4)
+                    assert all(len(w) == 1 for w in words.values())   # no bank conflict
+    assert (stg[[c * pitch + r for c in range(BN) for r in range(BM)]] >= 0).all()
+    assert ld % 16 == 0 and (BN * chunks) % threads == 0
+    for it in range(BN * chunks // threads):
+        for tid in range(threads):
+            qc = tid + it * threads
+            col, ch = qc // chunks, qc % chunks
+            r = m0 + ch * 16
+            if r < ld and n0 + col < n:
+                plane[n0 + col, r:r + 16] = stg[col * pitch + ch * 16:col * pitch + ch * 16 + 16]
 
 
 def _planes(rng, m, n, k, p_mod):
@@ -169,6 +212,35 @@ def test_model_of_the_registered_configs(config):
     rng = np.random.default_rng(3)
     pa, pb = _planes(rng, p.BM + 5, p.BN + 3, 200, 251)
     np.testing.assert_array_equal(run_kernel(pa, pb, p), pa @ pb.T)
+
+
+@pytest.mark.parametrize("p", [TINY, TINY.replace(BM=128, threads=256, swizzle=1),
+                               U.INT8X_WGMMA.configs["narrow"]],
+                         ids=["64x64", "128x64", "narrow"])
+@pytest.mark.parametrize("m,n,mod", [(1, 1, 256), (65, 130, 251), (150, 70, 233)])
+def test_byte_epilogue_writes_every_residue_once(p, m, n, mod):
+    """The byte planes hold (A'B')_ij mod p in [0, p) for every row below the
+    padded row count (rows past m: 0, the zero-filled rows' residue), every
+    byte of them written, nothing past them."""
+    rng = np.random.default_rng(m + n + mod)
+    pa, pb = _planes(rng, m, n, 77, mod)
+    ld = -(-m // 16) * 16
+    plane = np.full((n, ld + 16), -1, np.int64)        # 16 guard rows past ld
+    run_kernel(pa, pb, p, mod, planes=plane, ld=ld)
+    want = np.zeros((n, ld), np.int64)
+    want[:, :m] = np.mod(pa @ pb.T, mod).T
+    np.testing.assert_array_equal(plane[:, :ld], want)
+    assert (plane[:, ld:] == -1).all()
+
+
+def test_byte_epilogue_model_catches_a_wrong_pitch():
+    """A pitch of BM bytes (no padding) puts the four t of a store in one
+    bank: the conflict check fails."""
+    D = {0: np.arange(64 * 64, dtype=np.int64).reshape(64, 64)}
+    plane = np.zeros((64, 64), np.int64)
+    byte_epilogue(D, TINY, 0, 0, 64, 256, plane, 64)         # BM + 16: clean
+    with pytest.raises(AssertionError):
+        byte_epilogue(D, TINY, 0, 0, 64, 256, plane, 64, pitch=TINY.BM)
 
 
 def test_the_model_catches_a_missing_swizzle():
@@ -240,8 +312,13 @@ def test_source_uses_the_s8_wgmma_and_the_mirrored_expressions():
                  "const u32 a_off = wg * 64 * BK, b_off = BM * BK;",
                  "for (int j = 0; j < BK / 32; ++j) wgmma_s8<BN>(acc, da + 2 * j, db + 2 * j);",
                  "if (since_fold + kn > KLIMIT) {",
-                 "const int r = m0 + wg * 64 + warp * 16 + g + (q >> 1) * 8;",
-                 "const int col = n0 + b * 8 + 2 * t + (q & 1);",
+                 "const int r = wg * 64 + warp * 16 + g + (q >> 1) * 8;",
+                 "const int col = b * 8 + 2 * t + (q & 1);",
+                 "constexpr int PITCH = BM + 16;",
+                 "stg[col * PITCH + r] = (unsigned char)mod_small(acc[4 * b + q], p, c16, inv);",
+                 "const int qc = tid + it * THREADS, col = qc / CHUNKS, ch = qc % CHUNKS;",
+                 "if (r < ldc && n0 + col < N)",
+                 "const int hi = x >> 16, lo = x & 0xffff;",
                  "wait_pending<STAGES - 3>();",
                  "if (kt + STAGES - 2 < KT) load_tile(kt + STAGES - 2, (kt + STAGES - 2) % STAGES);",
                  "wgmma_wait<1>();"]:

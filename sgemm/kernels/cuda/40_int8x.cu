@@ -13,20 +13,21 @@
 //     what the INT8 GEMMs, 41_int8_mma.cu and 42_int8_wgmma.cu, read; columns [cols, ld) are
 //     zeros, ld a multiple of 16: one 16-byte cp.async chunk is then wholly
 //     inside or wholly past k, so no larger padding is needed).
-// After the INT8 GEMMs (41/42: C'_l = A'_l B'_l in INT32, or congruent to
-// it modulo p_l past 131008/131056-deep K; column-major like C):
+// After the INT8 GEMMs (41/42: byte planes, C'_l mod p_l in [0, p) as
+// uint8, column-major like C, rows padded to a multiple of 16):
 //   int8x_garner<N>: per element the symmetric mixed-radix digits of C' from
 //     its residues (Garner: v_l = ((r_l - v_0) p_0^-1 - v_1) p_1^-1 ... mod
-//     p_l), C' = v_0 + p_0 (v_1 + p_1 (...)) in double without contraction
+//     p_l, computed as one weighted sum, see the kernel), C' = v_0 + p_0 (v_1
+//     + p_1 (...)) in double without contraction
 //     (the emulation's order), scaled by 2^-(mu_i + nu_j), then
 //     C = alpha C' + beta C in double, rounded once to float; beta == 0
 //     never reads C.
 // Each waits on griddepcontrol first (launched with PDL on sm_90 like the
-// other FP32 kernels).  Moduli and Garner's inverses come in one int array: p_0..p_{N-1}, then
-// inv[l][j] = p_j^-1 mod p_l for j < l, row by row (sgemm/int8x/moduli.py).
+// other FP32 kernels).  Moduli and Garner's constants come in one int array:
+// p_0..p_{N-1}, then what int8x_garner lists (sgemm/int8x/moduli.py).
 // Measured (H100, 8192^3, bench/results/int8-gemm-probe-h100-2026-11-25.json):
 // exponents 0.48 ms for A and B, residues 0.76 ms each (1.06 TB/s), Garner
-// 3.02 ms.  Not used by the planner.
+// 3.02 ms on INT32 planes (the byte-plane version: measurement pending).
 #include "common.cuh"
 
 __global__ void __launch_bounds__(256)
@@ -157,54 +158,88 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
     }
 }
 
-// int8x_garner<N>: one thread per element, grid (row blocks of 256, columns;
-// a column loop past 65535 columns).  Every reduction modulo p_l goes
-// through mod_small / mod_f (float reciprocals) instead of %: the first
-// version's 36 run-time 32-bit divisions and one 64-bit division an element
-// made it look compute-bound (2.94 ms at 8192^3 on the H100 for ~2.4 GB
-// of traffic).  Measured, that was wrong: this version took 3.02 ms at
-// 8192^3 against 2.72 for the first in an earlier run on the same kind of
-// card (docs/notes/int8x.md), so the divisions were not what bounds it.
-// Garner's inner step (x - v_q) inv is below 383 * 255 < 2^17 in
-// magnitude, inside mod_f's range.
+// int8x_garner<N>: byte planes in (what 41/42 write: C'_l mod p_l in
+// [0, p), column-major, R[l plane + i + j ldr], every row < ldr written),
+// FP32 out.  Each thread takes 4 consecutive rows of one column: one 4-byte
+// load a plane, a warp 128 contiguous bytes.  Grid: row blocks of 256 in x
+// (64 threads x 4 rows), 4 columns a block in y, looping past 65535.
+// Digits in one reduction pair each instead of Garner's chain: v_l =
+// (r_l - sum_{q<l} v_q W_lq) Winv_l mod p_l, W_lq = p_0..p_{q-1} mod p_l,
+// Winv_l = (p_0..p_{l-1})^-1 mod p_l -- the same digits as the chain
+// ((r_l - v_0) p_0^-1 - v_1) p_1^-1 ... (both are (C' - v_0 - v_1 p_0 - ...)
+// / (p_0..p_{l-1}) mod p_l), with 2 reductions a digit instead of l + 1
+// (16 instead of 36 for 8 moduli).  The sum is exact in int: |v_q W_lq| <
+// 128 * 256, at most 15 terms (N <= 16), so |sum| < 2^19; OFF_l, a multiple
+// of p_l >= 2^19, makes it non-negative and below 2^21.  Reductions of
+// 0 <= t < 2^24 by Barrett: q = umulhi(t, ceil(2^32 / p)) is floor(t / p)
+// exactly (the multiplier's excess d / p, d < p <= 256, moves t / p by
+// t d / (p 2^32) < 1 / p, less than the distance from t / p to the next
+// integer), so r = t - q p needs no correction; umulhi is an integer
+// multiply, not the quarter-rate int<->float conversions of mod_f.
+// Measured before this version (INT32 planes, the chain through mod_f):
+// 3.02 ms at 8192^3 on the H100, 2.72 for the first (`%`) kernel.
+// Constants after the moduli (sgemm/int8x/device.py, constants()): W_lq for
+// q < l row by row, Winv_l, ceil(2^32 / p_l), OFF_l.
+namespace i8x {
+__device__ __forceinline__ int mod_u(int t, int p, unsigned bm) {
+    return t - (int)__umulhi((unsigned)t, bm) * p;
+}
+}  // namespace i8x
+
 template <int N>
 __global__ void __launch_bounds__(256)
-int8x_garner(int M, int Nc, const int* __restrict__ R, long long ldr, long long plane,
+int8x_garner(int M, int Nc, const unsigned char* __restrict__ R, long long ldr, long long plane,
              const int* __restrict__ mods, const int* __restrict__ mu,
              const int* __restrict__ nu, float alpha, float beta, float* __restrict__ C,
              long long ldc) {
+    static_assert(N >= 1 && N <= 16, "the digit sums are sized for at most 16 moduli");
     sg::pdl_wait();
-    int p[N], c16[N];
-    float invp[N];
-    int inv[N * (N - 1) / 2 + 1];
+    enum : int { NW = N * (N - 1) / 2 };       // Garner weights W_lq, q < l
+    int p[N], winv[N], off[N];
+    unsigned bm[N];
+    int w[NW + 1];
 #pragma unroll
     for (int l = 0; l < N; ++l) {
         p[l] = mods[l];
-        c16[l] = 65536 % p[l];
-        invp[l] = __frcp_rn((float)p[l]);
+        winv[l] = mods[N + NW + l];
+        bm[l] = (unsigned)mods[2 * N + NW + l];
+        off[l] = mods[3 * N + NW + l];
     }
 #pragma unroll
-    for (int q = 0; q < N * (N - 1) / 2; ++q) inv[q] = mods[N + q];
-    const int i = blockIdx.x * 256 + threadIdx.x;
-    if (i >= M) return;
-    const int mi = mu[i];
-    for (int j = blockIdx.y; j < Nc; j += gridDim.y) {
-        int v[N];
+    for (int q = 0; q < NW; ++q) w[q] = mods[N + q];
+    const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 4;
+    if (i0 >= M) return;
+    int mi[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) mi[e] = i0 + e < M ? mu[i0 + e] : 0;
+    for (int j = blockIdx.y * 4 + threadIdx.x / 64; j < Nc; j += gridDim.y * 4) {
+        // i0 + 3 < ldr: i0 < M, i0 a multiple of 4 and ldr a multiple of 16
+        int v[N][4];
 #pragma unroll
         for (int l = 0; l < N; ++l) {
-            int x = i8x::mod_small(R[l * plane + i + j * ldr], p[l], c16[l], invp[l]);
+            const unsigned r4 = *reinterpret_cast<const unsigned*>(R + l * plane + j * ldr + i0);
 #pragma unroll
-            for (int q = 0; q < l; ++q)
-                x = i8x::mod_f((x - v[q]) * inv[l * (l - 1) / 2 + q], p[l], invp[l]);
-            v[l] = x >= (p[l] + 1) / 2 ? x - p[l] : x;
+            for (int e = 0; e < 4; ++e) {
+                int t = (int)(r4 >> (8 * e) & 0xffu) + off[l];
+#pragma unroll
+                for (int q = 0; q < l; ++q) t -= v[q][e] * w[l * (l - 1) / 2 + q];
+                const int x = i8x::mod_u(i8x::mod_u(t, p[l], bm[l]) * winv[l], p[l], bm[l]);
+                v[l][e] = x >= (p[l] + 1) / 2 ? x - p[l] : x;
+            }
         }
-        double y = (double)v[N - 1];
+        const int nj = nu[j];
 #pragma unroll
-        for (int l = N - 2; l >= 0; --l) y = __dadd_rn((double)v[l], __dmul_rn((double)p[l], y));
-        y = ldexp(y, -(mi + nu[j]));
-        double out = __dmul_rn((double)alpha, y);
-        float* c = C + i + j * ldc;
-        if (beta != 0.0f) out = __dadd_rn(out, __dmul_rn((double)beta, (double)*c));
-        *c = __double2float_rn(out);
+        for (int e = 0; e < 4; ++e) {
+            if (i0 + e >= M) break;
+            double y = (double)v[N - 1][e];
+#pragma unroll
+            for (int l = N - 2; l >= 0; --l)
+                y = __dadd_rn((double)v[l][e], __dmul_rn((double)p[l], y));
+            y = ldexp(y, -(mi[e] + nj));
+            double out = __dmul_rn((double)alpha, y);
+            float* c = C + (i0 + e) + j * ldc;
+            if (beta != 0.0f) out = __dadd_rn(out, __dmul_rn((double)beta, (double)*c));
+            *c = __double2float_rn(out);
+        }
     }
 }

@@ -11,8 +11,9 @@
 // depth, a multiple of 16: every 16-byte chunk is wholly inside or wholly
 // past it, so cp.async's zero-fill covers the last tile with one compare and
 // the padding needs no larger multiple.
-// Output: INT32 planes, column-major like C, C[l * planeC + i + j * ldc]:
-// what int8x_garner reads.
+// Output: byte planes, C'_l mod p_l in [0, p) as uint8, column-major like
+// C, C[l * planeC + i + j * ldc] for rows i < ldc (ldc: a multiple of 16,
+// >= M): what int8x_garner reads.
 //
 // Algorithm.  A block computes a BM x BN tile for one modulus with
 // (BM/WM) x (BN/WN) warps, each a WM x WN warp tile of 16 x 8 MMAs.  The k
@@ -36,7 +37,7 @@
 // accumulator is replaced by its remainder modulo p_l (magnitude < 256), so
 // no partial sum ever leaves INT32 whatever K is, and the result stays
 // congruent to the exact C'_l modulo p_l -- all Garner needs (it reduces
-// modulo p_l first).  For K <= FOLD_TILES * BK (131008 at BK = 64) the
+// modulo p_l first; the epilogue stores only the residue).  For K <= FOLD_TILES * BK (131008 at BK = 64) the
 // planes are the exact products.
 //
 // Measured (H100, bench/results/int8-gemm-probe-h100-2026-11-25.json):
@@ -78,6 +79,20 @@ __device__ __forceinline__ void mma_s8(int (&d)[4], const u32 (&a)[4], u32 b0, u
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// x mod p in [0, p) for any INT32 x, without a run-time %: the arithmetic
+// of 40_int8x.cu's i8x::mod_small (x = hi 2^16 + lo, t = hi (2^16 mod p) +
+// lo, |t| < 2^24 exact in float, a float-reciprocal quotient corrected once
+// each way), which tests/int8x/test_residues.py emulates exactly.
+__device__ __forceinline__ int mod_small(int x, int p, int c16, float inv) {
+    const int hi = x >> 16, lo = x & 0xffff;
+    const int tt = hi * c16 + lo;
+    const int q = (int)floorf(__fmul_rn((float)tt, inv));
+    int r = tt - q * p;
+    if (r < 0) r += p;
+    if (r >= p) r -= p;
+    return r;
+}
+
 // Byte offset of 16-byte chunk c of row r in a [rows][BK] int8 tile.  A
 // 128-byte line of banks holds 8 / CH rows; XOR-ing the chunk with the line
 // index (mod CH) gives the eight rows an ldmatrix phase reads (same logical
@@ -102,7 +117,7 @@ int8_mma(int M, int N, int K,
          const signed char* __restrict__ A, long long lda, long long planeA,
          const signed char* __restrict__ B, long long ldb, long long planeB,
          const int* __restrict__ mods, int group,
-         int* __restrict__ C, long long ldc, long long planeC) {
+         unsigned char* __restrict__ C, long long ldc, long long planeC) {
     using namespace i8g;
     constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
     constexpr int CH = BK / 16;
@@ -240,8 +255,17 @@ int8_mma(int M, int N, int K,
     wait_pending<0>();                   // no copy may outlive the block
 
     // ---- epilogue: accumulator (g = lane / 4, t = lane % 4) e holds row
-    // g + 8 (e / 2), column 2 t + (e % 2) of its 16 x 8 tile ----
+    // g + 8 (e / 2), column 2 t + (e % 2) of its 16 x 8 tile.  Each is
+    // reduced to C'_l mod p_l in [0, p) and stored as one byte (Garner needs
+    // nothing more; 4x less traffic than INT32 planes).  Rows are stored up
+    // to ldc, the plane's row count (a multiple of 16, >= M): rows past M
+    // were zero-filled, so their bytes are 0, and every byte Garner's 4-row
+    // loads touch is written.  Stored straight from the fragment (8 bytes a
+    // column per quarter-warp): this is the sm_80/sm_89 path; 42 stages its
+    // bytes through shared memory for 16-byte stores. ----
     const int g = lane >> 2, t = lane & 3;
+    const int c16 = 65536 % p;
+    const float inv = __frcp_rn((float)p);
 #pragma unroll
     for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -250,6 +274,8 @@ int8_mma(int M, int N, int K,
             for (int e = 0; e < 4; ++e) {
                 const int r = m0 + wm0 + i * 16 + g + (e >> 1) * 8;
                 const int c = n0 + wn0 + j * 8 + t * 2 + (e & 1);
-                if (r < M && c < N) C[r + (long long)c * ldc] = acc[i][j][e];
+                if (r < ldc && c < N)
+                    C[r + (long long)c * ldc] =
+                        (unsigned char)mod_small(acc[i][j][e], p, c16, inv);
             }
 }

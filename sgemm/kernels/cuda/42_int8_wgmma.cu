@@ -17,7 +17,9 @@
 // "K-major" in wgmma's terms, the only layout 8-bit wgmma reads (PTX ISA:
 // the transpose immediates exist for .f16/.bf16 only; the s8 form has no
 // imm-scale or imm-trans operands at all).
-// Output: INT32 planes, column-major like C, C[l planeC + i + j ldc].
+// Output: byte planes, C'_l mod p_l in [0, p) as uint8, column-major like
+// C, C[l planeC + i + j ldc] for rows i < ldc (a multiple of 16, >= M):
+// the accumulators are reduced in the epilogue (see there).
 //
 // Shared memory.  A stage holds the BM x 128-byte tile of A' then the BN x
 // 128-byte tile of B' (BK = 128 bytes = 128 k), each row one 128-byte line
@@ -59,10 +61,10 @@
 // magnitude.  Before a k-tile whose products could take a partial sum past
 // INT32 (KLIMIT k since the last fold, counting padding) the warpgroup waits
 // for its wgmmas and replaces each accumulator by its remainder modulo p_l
-// (< 256 in magnitude), so no sum leaves INT32 for any K and the planes stay
-// congruent to C'_l modulo p_l.  KLIMIT = (2^31 - 1 - 255) / 16384 = 131071;
-// K is padded to a multiple of 16, so for K <= 131056 nothing folds and the
-// planes are the exact products.
+// (< 256 in magnitude), so no sum leaves INT32 for any K and the
+// accumulators stay congruent to C'_l modulo p_l -- all the byte planes
+// need.  KLIMIT = (2^31 - 1 - 255) / 16384 = 131071; K is padded to a
+// multiple of 16, so for K <= 131056 nothing folds.
 //
 // Raster: blocks in groups of `group` BM-row tiles (blockIdx.x walks down a
 // group, then across it), as 41, so a wave shares a few A and B panels in L2.
@@ -102,6 +104,22 @@ __device__ __forceinline__ void wait_pending() {
 }
 __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// x mod p in [0, p) for any INT32 x, without a run-time % (a long software
+// division): x = hi 2^16 + lo, t = hi (2^16 mod p) + lo is congruent and
+// |t| < 2^24, exact in float; q = floor(t fl(1/p)) is floor(t / p) within
+// one, and one correction each way lands in [0, p).  The same arithmetic as
+// 40_int8x.cu's i8x::mod_small, which tests/int8x/test_residues.py emulates
+// exactly in float32 for every p and the whole INT32 range.
+__device__ __forceinline__ int mod_small(int x, int p, int c16, float inv) {
+    const int hi = x >> 16, lo = x & 0xffff;
+    const int tt = hi * c16 + lo;
+    const int q = (int)floorf(__fmul_rn((float)tt, inv));
+    int r = tt - q * p;
+    if (r < 0) r += p;
+    if (r >= p) r -= p;
+    return r;
 }
 
 // Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
@@ -209,7 +227,7 @@ template <int BM, int BN, int STAGES>
 __device__ __forceinline__ void body(int M, int N, int K,
                                      const signed char* __restrict__ A, long long lda,
                                      const signed char* __restrict__ B, long long ldb, int p,
-                                     int group, int* __restrict__ C, long long ldc) {
+                                     int group, unsigned char* __restrict__ C, long long ldc) {
     constexpr int THREADS = 128 * (BM / 64);
     constexpr int STAGE_BYTES = (BM + BN) * BK;
     constexpr int ROWS_PER_IT = THREADS / 8;           // 8 chunks of 16 bytes per row
@@ -312,19 +330,49 @@ __device__ __forceinline__ void body(int M, int N, int K,
     fence_acc(acc);
     wait_pending<0>();                                 // only empty groups remain; none may outlive the block
 
-    // ---- epilogue: the wgmma D fragment (PTX ISA, m64nNk32 .s32 accumulators):
-    // warp w of the warpgroup holds rows 16w..16w+15, lane (g, t) rows g and
-    // g + 8, columns 8b + 2t and 8b + 2t + 1: acc[4b + q] is row g + 8 (q / 2),
-    // column 8b + 2t + (q % 2) ----
+    // ---- epilogue: byte planes.  Garner only needs C'_l mod p_l, which
+    // fits a byte, so each accumulator is reduced here (mod_small) and one
+    // uint8 in [0, p) is written instead of four bytes of INT32: the GEMM's
+    // stores and Garner's reads both shrink 4x (2.1 GB each way at 8192^3
+    // with 8 moduli, docs/notes/int8x.md).  The wgmma D fragment (PTX ISA,
+    // m64nNk32 .s32 accumulators): warp w of the warpgroup holds rows
+    // 16w..16w+15, lane (g, t) rows g and g + 8, columns 8b + 2t and
+    // 8b + 2t + 1: acc[4b + q] is row g + 8 (q / 2), column 8b + 2t + (q % 2).
+    // A lane's bytes are scattered over columns of a column-major plane, so
+    // they go through shared memory first (the pipeline's stages, free now):
+    // stg[col][row], PITCH = BM + 16 bytes, then each thread stores whole
+    // 16-byte column chunks (16 rows).  PITCH / 4 = BM / 4 + 4 words puts the
+    // four t of a store instruction 8 banks apart, the eight g in 2 words:
+    // no bank conflicts; and keeps every chunk 16-byte aligned. ----
+    constexpr int PITCH = BM + 16;
+    constexpr int CHUNKS = BM / 16;                    // 16-row chunks per column
+    static_assert(BN * PITCH <= STAGES * STAGE_BYTES, "the byte tile must fit the stages");
+    static_assert((BN * CHUNKS) % THREADS == 0, "chunks split evenly over the threads");
+    __syncthreads();                                   // every warpgroup is done with the stages
+    unsigned char* stg = dsmem + (base - smem_u32(dsmem));
+    const int c16 = 65536 % p;
+    const float inv = __frcp_rn((float)p);
     const int warp = wtid / 32, lane = wtid % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int b = 0; b < BN / 8; ++b)
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-            const int r = m0 + wg * 64 + warp * 16 + g + (q >> 1) * 8;
-            const int col = n0 + b * 8 + 2 * t + (q & 1);
-            if (r < M && col < N) C[r + (long long)col * ldc] = acc[4 * b + q];
+            const int r = wg * 64 + warp * 16 + g + (q >> 1) * 8;
+            const int col = b * 8 + 2 * t + (q & 1);
+            stg[col * PITCH + r] = (unsigned char)mod_small(acc[4 * b + q], p, c16, inv);
         }
+    __syncthreads();
+    // Rows past M hold residues of zero-filled rows (0); they are stored up
+    // to ldc, the plane's row count (a multiple of 16, >= M), so every byte
+    // Garner reads with its 4-row loads is written.
+#pragma unroll
+    for (int it = 0; it < BN * CHUNKS / THREADS; ++it) {
+        const int qc = tid + it * THREADS, col = qc / CHUNKS, ch = qc % CHUNKS;
+        const long long r = m0 + ch * 16;
+        if (r < ldc && n0 + col < N)
+            *reinterpret_cast<uint4*>(C + r + (long long)(n0 + col) * ldc) =
+                *reinterpret_cast<const uint4*>(stg + col * PITCH + ch * 16);
+    }
 }
 
 }  // namespace i8w
@@ -338,7 +386,7 @@ int8_wgmma(int M, int N, int K,
            const signed char* __restrict__ A, long long lda, long long planeA,
            const signed char* __restrict__ B, long long ldb, long long planeB,
            const int* __restrict__ mods, int group,
-           int* __restrict__ C, long long ldc, long long planeC) {
+           unsigned char* __restrict__ C, long long ldc, long long planeC) {
     static_assert(BM % 64 == 0 && BM >= 64 && BM <= 256, "BM: 1-4 warpgroups of 64 rows");
     static_assert(BN == 64 || BN == 128 || BN == 256, "BN: the wgmma n written here");
     static_assert(BN % (2 * BM / 8) == 0, "B rows split evenly over the copy iterations");

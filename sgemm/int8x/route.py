@@ -1,0 +1,116 @@
+"""The integer engine behind the public entry points, beside the planner.
+
+    sgemm.gemm(a, b, precision="int8x")   # Ozaki scheme II on INT8 tensor cores
+    sgemm.gemm(a, b, precision="fp32")    # FP32 accuracy at the best speed:
+                                          # int8x from CROSSOVER on, tf32x3 below
+    sgemm.int8x.gemm(a, b, c, alpha, beta, trans_a, trans_b)   # the same, int8x always (api.gemm)
+
+Plan (sgemm/plan.py) validates every argument as for the other precisions,
+then hands precision="int8x" or "fp32" to ``attach``: it either returns the
+precision the planner should use instead ("fp32" below the crossover ->
+"tf32x3") or takes the call, giving the plan a runner that executes the
+pipeline (sgemm/int8x/device.py) on the plan's stream.  The pipeline is not
+a list of launches the plan cache could replay -- it allocates its
+workspace per call and reads one flag back (Inf/NaN) -- so such plans are
+not cached (their ``_operands`` is empty, which plan_cache skips).
+
+What it runs: any 2-D shape, transpose and stride the other precisions
+take, alpha/beta (beta == 0 never reads C; alpha == 0 or k == 0 never
+reads A or B), NumPy, CuPy, PyTorch and other CUDA arrays.  Inf or NaN in
+A or B have no integer form: the call goes to tf32x3, which propagates
+them as FP32 does.  Not yet: batched operands, bias= and activation= (each
+raises ArgumentError naming the argument).  Rows of A or columns of B whose
+entries span a wide range keep an error bounded by their largest entry
+(per-row scaling, sgemm/int8x/reference.py), not per entry: no fallback
+detects them yet (docs/accuracy.md).
+"""
+from __future__ import annotations
+
+from ..errors import ArgumentError
+
+# precision="fp32" takes the integer engine when min(m, n, k) >= CROSSOVER on
+# sm_90a (wgmma s8), tf32x3 otherwise.  Justification pending measurement:
+# tf32x3 ran 113 / 106 TFLOPS at 4096^3 / 8192^3 on an H100 (issue 22); the
+# engine with INT32 planes ran 59.3 / 97.6 / 119.7 at 4096^3 / 8192^3 /
+# 16384^3 (bench/results/int8-gemm-probe-h100-2026-11-25.json); byte planes
+# are predicted to take ~2.5 ms off 11.3 at 8192^3 (~125 TFLOPS) and ~0.6 ms
+# off 2.3 at 4096^3 (~80), so the crossover is predicted between the two.
+# The probe (bench/probes/int8_gemm.py) times both engines through
+# sgemm.gemm at each size; set this from its numbers.
+CROSSOVER = 8192
+INT8X_ARCHS = ("sm_90a",)     # the mma.sync pipeline (62 TFLOPS at 8192^3) never wins
+
+
+def takes_fp32(m: int, n: int, k: int, arch: str) -> bool:
+    """Whether precision="fp32" runs the integer engine for this problem."""
+    return arch in INT8X_ARCHS and min(m, n, k) >= CROSSOVER
+
+
+def attach(plan, precision: str, A, B, C, ta: bool, tb: bool, out_batch: tuple,
+           bias, activation) -> str | None:
+    """precision "int8x" or "fp32" on a validated plan (A, B, C: device-side
+    ArrayDesc, C the output).  Returns the precision the planner should use,
+    or None after giving the plan an int8x runner (plan._int8x)."""
+    m, n = C.shape[-2], C.shape[-1]
+    k = A.shape[-2] if ta else A.shape[-1]
+    if precision == "fp32" and (out_batch or bias is not None or activation is not None
+                                or not takes_fp32(m, n, k, plan.device.arch)):
+        return "tf32x3"
+    if precision != "int8x" and precision != "fp32":
+        return precision
+    what = "precision='int8x'" if precision == "int8x" else "precision='fp32' (int8x here)"
+    if out_batch or len(A.shape) > 2 or len(B.shape) > 2:
+        raise ArgumentError(f"{what} takes 2-D operands only; a has shape {tuple(A.shape)} and "
+                            f"b {tuple(B.shape)} (batched int8x is not implemented: use "
+                            f"precision='tf32x3' or loop over the batch)")
+    if bias is not None:
+        raise ArgumentError(f"bias= is not supported with {what} yet (no fused epilogue); use "
+                            f"precision='tf32x3' or add the bias afterwards")
+    if activation is not None:
+        raise ArgumentError(f"activation={activation!r} is not supported with {what} yet; use "
+                            f"precision='tf32x3' or apply it afterwards")
+    plan.precision = "int8x"
+    plan.kernel = plan.params = None
+    plan.scheme = "int8x"
+    plan.launches = []
+    plan.problems = []
+    plan._operands = ()          # nothing for plan_cache to store (see the docstring)
+    plan._int8x = _runner(plan, A, B, C, ta, tb)
+    return None
+
+
+def _runner(plan, A, B, C, ta: bool, tb: bool):
+    """execute(stream) for an int8x plan: the pipeline into C on the stream,
+    then the plan's usual result (copied back for NumPy inputs)."""
+    alpha, beta = plan.alpha, plan.beta
+
+    def run(stream=None):
+        import cupy
+
+        from ..arrays import current_stream
+        from ..runtime import launcher
+        from . import device as D
+        s = stream if stream is not None else current_stream(plan._kind, plan.device.id)
+        h = launcher.stream_handle(s)
+        with cupy.cuda.Device(plan.device.id), cupy.cuda.ExternalStream(h, plan.device.id):
+            a, b, out = (cupy.asarray(X.obj) for X in (A, B, C))
+            opa, opb = (a.T if ta else a), (b.T if tb else b)
+            # Garner writes down columns: a row-major C is the column-major
+            # C^T = op(B)^T op(A)^T, computed in place either way
+            col_major = out.shape[0] <= 1 or out.strides[0] == 4
+            try:
+                if col_major:
+                    D.gemm(opa, opb, out if beta != 0.0 else None, alpha, beta, out=out)
+                else:
+                    D.gemm(opb.T, opa.T, out.T if beta != 0.0 else None, alpha, beta,
+                           out=out.T)
+            except D.NonFiniteInput:
+                # Inf/NaN have no integer form; C is untouched so far.  The
+                # plan's own class: the engine sits below the planner and
+                # imports nothing above it
+                type(plan)(A.obj, B.obj, C.obj, alpha=alpha, beta=beta, trans_a=ta, trans_b=tb,
+                     precision="tf32x3", stream=s).execute()
+        return plan._result(s)
+
+    return run
+

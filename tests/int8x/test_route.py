@@ -1,0 +1,111 @@
+"""precision="int8x" / "fp32" on the CPU: what the validator accepts, which
+engine "fp32" picks by size and arch, what route.attach refuses (naming the
+argument) and what it does to a plan it takes -- without a GPU, on stand-in
+plans and operand descriptions.  The GPU test runs the pipeline through
+sgemm.gemm (tests/gpu/test_int8x_gpu.py)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import sgemm
+from sgemm import validate as V
+from sgemm.errors import ArgumentError
+from sgemm.int8x import route
+
+
+def test_validator_accepts_the_new_precisions_and_names_a_bad_one():
+    assert V.precision("int8x") == "int8x" and V.precision("fp32") == "fp32"
+    with pytest.raises(ArgumentError, match="precision='int4'.*int8x, fp32"):
+        V.precision("int4")
+
+
+def test_public_entry_checks_precision_before_needing_a_gpu():
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)
+    with pytest.raises(ArgumentError, match="precision='fp64'"):
+        sgemm.gemm(a, b, precision="fp64")
+
+
+@pytest.mark.parametrize("m,n,k,arch,want", [
+    (route.CROSSOVER, route.CROSSOVER, route.CROSSOVER, "sm_90a", True),
+    (route.CROSSOVER - 1, 4 * route.CROSSOVER, 4 * route.CROSSOVER, "sm_90a", False),
+    (4 * route.CROSSOVER, 4 * route.CROSSOVER, route.CROSSOVER - 1, "sm_90a", False),
+    (route.CROSSOVER, route.CROSSOVER, route.CROSSOVER, "sm_80", False),
+    (route.CROSSOVER, route.CROSSOVER, route.CROSSOVER, "sm_89", False),
+])
+def test_fp32_takes_the_integer_engine_from_the_crossover_on_sm90a(m, n, k, arch, want):
+    assert route.takes_fp32(m, n, k, arch) is want
+
+
+def _desc(shape):
+    return SimpleNamespace(shape=shape, obj=None)
+
+
+def _plan(arch="sm_90a", alpha=1.0, beta=0.0):
+    return SimpleNamespace(device=SimpleNamespace(arch=arch, id=0), alpha=alpha, beta=beta,
+                           precision="ieee", kernel="k", params="p", scheme="direct",
+                           launches=["l"], problems=["p"], _operands=(1, 2, 3), _kind="cupy")
+
+
+def _attach(plan, precision, m, n, k, ta=False, tb=False, batch=(), bias=None, act=None):
+    A = _desc(batch + ((k, m) if ta else (m, k)))
+    B = _desc(batch + ((n, k) if tb else (k, n)))
+    C = _desc(batch + (m, n))
+    return route.attach(plan, precision, A, B, C, ta, tb, batch, bias, act)
+
+
+def test_fp32_below_the_crossover_is_tf32x3_and_leaves_the_plan_alone():
+    p = _plan()
+    assert _attach(p, "fp32", 4096, 4096, 4096) == "tf32x3"
+    assert p.launches == ["l"] and p._operands == (1, 2, 3)
+
+
+@pytest.mark.parametrize("kw", [dict(batch=(3,)), dict(bias=object()), dict(act="relu"),
+                                dict(arch="sm_80")])
+def test_fp32_above_the_crossover_keeps_tf32x3_where_int8x_cannot_run(kw):
+    arch = kw.pop("arch", "sm_90a")
+    s = route.CROSSOVER
+    assert _attach(_plan(arch), "fp32", s, s, s, **kw) == "tf32x3"
+
+
+def test_fp32_reads_k_through_the_transpose():
+    s = route.CROSSOVER
+    # op(a) = a.T: a is k x m; k below the crossover -> tf32x3
+    assert _attach(_plan(), "fp32", s, s, s - 16, ta=True) == "tf32x3"
+    assert _attach(_plan(), "fp32", s, s, s, ta=True, tb=True) is None
+
+
+def test_other_precisions_pass_through():
+    assert _attach(_plan(), "tf32x3", 64, 64, 64) == "tf32x3"
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(batch=(2,)), r"precision='int8x' takes 2-D operands only; a has shape \(2, 5, 7\)"),
+    (dict(bias=object()), "bias= is not supported with precision='int8x'"),
+    (dict(act="gelu"), "activation='gelu' is not supported with precision='int8x'"),
+])
+def test_int8x_names_what_it_does_not_support(kw, match):
+    with pytest.raises(ArgumentError, match=match):
+        _attach(_plan(), "int8x", 5, 6, 7, **kw)
+
+
+def test_a_plan_the_route_takes_has_no_launches_and_is_not_cached():
+    from sgemm import plan_cache
+    p = _plan(alpha=2.0, beta=0.5)
+    assert _attach(p, "int8x", 5, 6, 7) is None
+    assert p.scheme == "int8x" and p.precision == "int8x"
+    assert p.launches == [] and p.problems == [] and p.kernel is None
+    assert callable(p._int8x)
+    before = dict(plan_cache._entries)
+    plan_cache._store(("k",), 0, p, None, "cupy", True, None, None)
+    assert plan_cache._entries == before          # _operands == (): nothing stored
+
+
+def test_sgemm_int8x_gemm_is_exported_with_gemms_arguments():
+    import inspect
+
+    import sgemm.int8x as I
+    params = list(inspect.signature(I.gemm).parameters)
+    assert params[:7] == ["a", "b", "c", "alpha", "beta", "trans_a", "trans_b"]
