@@ -76,7 +76,7 @@ def _features(pts, dev: DeviceInfo, bw: float, machine: cost.Machine):
     return out
 
 
-def _work(feats, dev: DeviceInfo, q_sat: int):
+def _work(feats, dev: DeviceInfo, q_sat: float):
     """compute time = A / F + B * t0 per point, for this q_sat."""
     A = np.zeros(len(feats))
     B = np.zeros(len(feats))

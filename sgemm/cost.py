@@ -222,7 +222,7 @@ def resident(spec: KernelSpec, p: TileParams, dev: DeviceInfo, regs: int | None 
     return max(1, min(2048 // max(p.threads, 32), 32, by_regs, by_smem))
 
 
-def compute_time(blocks: int, flops: float, per_sm: int, sms: int, F: float, q_sat: int,
+def compute_time(blocks: int, flops: float, per_sm: int, sms: int, F: float, q_sat: float,
                  t0: float) -> float:
     """Whole waves of blocks; the last one holds what is left."""
     if blocks <= 0:
