@@ -29,16 +29,13 @@ from __future__ import annotations
 from ..errors import ArgumentError
 
 # precision="fp32" takes the integer engine when min(m, n, k) >= CROSSOVER on
-# sm_90a (wgmma s8), tf32x3 otherwise.  Justification pending measurement:
-# tf32x3 ran 113 / 106 TFLOPS at 4096^3 / 8192^3 on an H100 (issue 22); the
-# engine with INT32 planes ran 59.3 / 97.6 / 119.7 at 4096^3 / 8192^3 /
-# 16384^3 (bench/results/int8-gemm-probe-h100-2026-11-25.json); byte planes
-# are predicted to take ~2.5 ms off 11.3 at 8192^3 (~125 TFLOPS) and ~0.6 ms
-# off 2.3 at 4096^3 (~80), so the crossover is predicted between the two.
-# The probe (bench/probes/int8_gemm.py) times both engines through
-# sgemm.gemm at each size; set this from its numbers.
+# sm_90a (wgmma s8), tf32x3 otherwise.  Through sgemm.gemm on an H100,
+# tf32x3 ran 113 TFLOPS at 4096^3 against the engine's 82, and 99 / 105 at
+# 8192^3 / 16384^3 against 114 / 143
+# (bench/results/int8-gemm-probe-h100-2026-11-25.json): the smallest measured
+# size where the engine wins; the crossover lies between 4096 and 8192.
 CROSSOVER = 8192
-INT8X_ARCHS = ("sm_90a",)     # the mma.sync pipeline (62 TFLOPS at 8192^3) never wins
+INT8X_ARCHS = ("sm_90a",)     # the mma.sync pipeline (68 TFLOPS at 8192^3) never wins
 
 
 def takes_fp32(m: int, n: int, k: int, arch: str) -> bool:

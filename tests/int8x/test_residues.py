@@ -1,5 +1,5 @@
 """The residue and Garner kernels of 40_int8x.cu on the CPU: their 32-bit
-reductions modulo p (i8x::mod_small, i8x::mod_f) emulated in IEEE float32
+reductions modulo p (int8_common.cuh: i8c::mod_small, i8c::mod_f) emulated in IEEE float32
 and int32 exactly as the kernels write them, against exact integer
 remainders for every modulus and every value the kernels can meet (|x| <=
 2^31: the scaled integers of moduli.budget and any INT32 plane); Garner's
@@ -20,7 +20,7 @@ SOURCE = Path(U.__file__).parent / "cuda" / "40_int8x.cu"
 
 
 def mod_f(t: np.ndarray, p: int) -> np.ndarray:
-    """i8x::mod_f, vectorised: int32 t with |t| < 2^24 -> [0, p)."""
+    """i8c::mod_f, vectorised: int32 t with |t| < 2^24 -> [0, p)."""
     t = np.asarray(t, np.int32)
     assert np.abs(t.astype(np.int64)).max(initial=0) < 2 ** 24
     inv = np.float32(1.0) / np.float32(p)           # __frcp_rn: correctly rounded 1/p
@@ -31,7 +31,7 @@ def mod_f(t: np.ndarray, p: int) -> np.ndarray:
 
 
 def mod_small(x: np.ndarray, p: int) -> np.ndarray:
-    """i8x::mod_small, vectorised: int64 x with |x| <= 2^31 -> [0, p)."""
+    """i8c::mod_small, vectorised: int64 x with |x| <= 2^31 -> [0, p)."""
     x = np.asarray(x, np.int64)
     hi = (x >> 16).astype(np.int32)                 # arithmetic shift, as (int)(x >> 16)
     lo = (x & 0xFFFF).astype(np.int32)
@@ -224,7 +224,7 @@ def test_grid_covers_rows_and_the_padded_columns():
 def test_source_mirrors_the_emulation():
     """The emulation above repeats these lines of the kernel; if they
     change, this test names what to update."""
-    src = SOURCE.read_text()
+    src = SOURCE.read_text() + (SOURCE.parent / "int8_common.cuh").read_text()
     for line in ["enum : int { TR = 32, TC = 128, PITCH = TC + 4, THREADS = 256 };",
                  "const int hi = (int)(x >> 16), lo = (int)(x & 0xffff);",
                  "return mod_f(hi * c16 + lo, p, inv);",

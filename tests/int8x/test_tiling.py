@@ -247,7 +247,7 @@ def test_fold_interval_keeps_int32_exact(bk):
     f = U.int8_fold_tiles(bk)
     assert 255 + f * bk * 128 * 128 <= 2 ** 31 - 1 < 255 + (f + 1) * bk * 128 * 128 + 1
     assert f * bk <= M.INT32_K_MAX
-    src = SOURCE.read_text()
+    src = SOURCE.read_text() + (SOURCE.parent / "int8_common.cuh").read_text()
     assert re.search(r"FOLD_TILES = \(2147483647 - 256\) / \(16384 \* BK\)", src)
 
 
@@ -261,12 +261,12 @@ def test_swizzle_is_a_permutation_of_each_row_line():
 def test_source_uses_the_int8_mma_and_the_mirrored_expressions():
     """The model above mirrors these lines of the kernel; if the kernel's
     change, this test names what to update."""
-    src = SOURCE.read_text()
+    src = SOURCE.read_text() + (SOURCE.parent / "int8_common.cuh").read_text()
     for line in ["mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
                  "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
                  "cp.async.cg.shared.global [%0], [%1], 16, %2",
                  "return r * BK + ((c ^ ((r / RPL) & (CH - 1))) << 4);",
-                 "const int m0 = (g0 + in_group % gsize) * BM, n0 = in_group / gsize * BN;",
+                 "m0 = (g0 + in_group % gsize) * BM;", "n0 = in_group / gsize * BN;",
                  "const int a_row = wm0 + (lane & 15), a_half = lane >> 4;",
                  "const int b_row = wn0 + (lane & 7) + ((lane >> 4) << 3), "
                  "b_half = (lane >> 3) & 1;",

@@ -273,7 +273,7 @@ def test_fold_limit_keeps_int32_exact():
     the same formula."""
     assert KLIMIT == 131071
     assert 255 + KLIMIT * 16384 <= 2 ** 31 - 1 < 255 + (KLIMIT + 1) * 16384
-    src = SOURCE.read_text()
+    src = SOURCE.read_text() + (SOURCE.parent / "int8_common.cuh").read_text()
     assert re.search(r"KLIMIT = \(2147483647 - 255\) / 16384,", src)
     # the fold condition counts each k-tile's padded depth: K = 131056 (the
     # largest multiple of 16 up to KLIMIT) is 1023 full tiles and 112 more,
@@ -298,13 +298,13 @@ def test_rows_per_copy_iteration_keep_the_swizzle_of_the_first_row():
 
 
 def test_source_uses_the_s8_wgmma_and_the_mirrored_expressions():
-    src = SOURCE.read_text()
+    src = SOURCE.read_text() + (SOURCE.parent / "int8_common.cuh").read_text()
     for line in ["wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8",
                  "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8",
                  "fence.proxy.async.shared::cta;",
                  "return (u64)((saddr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) |",
                  "((u64)1 << 62);",
-                 "const int m0 = (g0 + in_group % gsize) * BM, n0 = in_group / gsize * BN;",
+                 "m0 = (g0 + in_group % gsize) * BM;", "n0 = in_group / gsize * BN;",
                  "const int c = tid % 8, r0 = tid / 8;",
                  "const u32 dst0 = base + r0 * BK + ((c ^ (r0 & 7)) << 4);",
                  "cp16(dst + it * ROWS_PER_IT * BK, ok ? pa : A, ok ? 16 : 0);",
@@ -315,10 +315,10 @@ def test_source_uses_the_s8_wgmma_and_the_mirrored_expressions():
                  "const int r = wg * 64 + warp * 16 + g + (q >> 1) * 8;",
                  "const int col = b * 8 + 2 * t + (q & 1);",
                  "constexpr int PITCH = BM + 16;",
-                 "stg[col * PITCH + r] = (unsigned char)mod_small(acc[4 * b + q], p, c16, inv);",
+                 "stg[col * PITCH + r] = (unsigned char)i8c::mod_small(acc[4 * b + q], p, c16, inv);",
                  "const int qc = tid + it * THREADS, col = qc / CHUNKS, ch = qc % CHUNKS;",
                  "if (r < ldc && n0 + col < N)",
-                 "const int hi = x >> 16, lo = x & 0xffff;",
+                 "return mod_f((x >> 16) * c16 + (x & 0xffff), p, inv);",
                  "wait_pending<STAGES - 3>();",
                  "if (kt + STAGES - 2 < KT) load_tile(kt + STAGES - 2, (kt + STAGES - 2) % STAGES);",
                  "wgmma_wait<1>();"]:

@@ -29,6 +29,7 @@
 // exponents 0.48 ms for A and B, residues 0.76 ms each (1.06 TB/s), Garner
 // 3.02 ms on INT32 planes (the byte-plane version: measurement pending).
 #include "common.cuh"
+#include "int8_common.cuh"
 
 __global__ void __launch_bounds__(256)
 int8x_exponents(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
@@ -62,29 +63,6 @@ namespace i8x {
 // consecutive rows, the column-major read) hit 32 distinct banks.
 // (An enum: namespace-scope constexpr variables become per-process symbols.)
 enum : int { TR = 32, TC = 128, PITCH = TC + 4, THREADS = 256 };
-
-// t mod p in [0, p) for |t| < 2^24, in float and 32-bit integer arithmetic
-// (a % by a run-time p is a long software division).  t is exact in float;
-// q = floor(t * fl(1/p)) is floor(t / p) within 1 (the product's relative
-// error is below 2^-23 and |t / p| < 2^24 / p, so its absolute error is
-// below 2 / p <= 1), and one correction each way puts t - q p in [0, p).
-__device__ __forceinline__ int mod_f(int t, int p, float inv) {
-    const int q = (int)floorf(__fmul_rn((float)t, inv));
-    int r = t - q * p;
-    if (r < 0) r += p;
-    if (r >= p) r -= p;
-    return r;
-}
-
-// x mod p in [0, p) for |x| <= 2^31 (the scaled integers, and any INT32
-// plane value): x = hi 2^16 + lo with lo in [0, 2^16) and |hi| <= 2^15, so
-// t = hi (2^16 mod p) + lo is congruent to x and |t| < 2^24.
-// tests/int8x/test_residues.py checks both in float32 against exact
-// integers.
-__device__ __forceinline__ int mod_small(long long x, int p, int c16, float inv) {
-    const int hi = (int)(x >> 16), lo = (int)(x & 0xffff);
-    return mod_f(hi * c16 + lo, p, inv);
-}
 }  // namespace i8x
 
 // int8x_residues<N>: one block per TR x TC tile of X (grid: row tiles in x,
@@ -105,6 +83,7 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
                const int* __restrict__ e, const int* __restrict__ mods,
                signed char* __restrict__ out, long long ld, long long plane) {
     using namespace i8x;
+    using i8c::mod_small;
     static_assert(N * TR * PITCH <= 48 * 1024, "the staged planes must fit static shared memory");
     __shared__ __align__(16) signed char tile[N][TR][PITCH];
     sg::pdl_wait();
@@ -175,7 +154,7 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
 // exactly (the multiplier's excess d / p, d < p <= 256, moves t / p by
 // t d / (p 2^32) < 1 / p, less than the distance from t / p to the next
 // integer), so r = t - q p needs no correction; umulhi is an integer
-// multiply, not the quarter-rate int<->float conversions of mod_f.
+// multiply, not the quarter-rate int<->float conversions of i8c::mod_f.
 // Measured before this version (INT32 planes, the chain through mod_f):
 // 3.02 ms at 8192^3 on the H100, 2.72 for the first (`%`) kernel.
 // Constants after the moduli (sgemm/int8x/device.py, constants()): W_lq for

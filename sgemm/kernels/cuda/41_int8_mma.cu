@@ -44,6 +44,7 @@
 // default 603-667 TOPS at 4096^3-16384^3, large 525-628.  The sm_80/sm_86/
 // sm_89 path; on sm_90a the pipeline runs 42_int8_wgmma.cu (2.1-2.2x this).
 #include "common.cuh"
+#include "int8_common.cuh"
 
 namespace i8g {
 
@@ -77,20 +78,6 @@ __device__ __forceinline__ void mma_s8(int (&d)[4], const u32 (&a)[4], u32 b0, u
                  "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
                  : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// x mod p in [0, p) for any INT32 x, without a run-time %: the arithmetic
-// of 40_int8x.cu's i8x::mod_small (x = hi 2^16 + lo, t = hi (2^16 mod p) +
-// lo, |t| < 2^24 exact in float, a float-reciprocal quotient corrected once
-// each way), which tests/int8x/test_residues.py emulates exactly.
-__device__ __forceinline__ int mod_small(int x, int p, int c16, float inv) {
-    const int hi = x >> 16, lo = x & 0xffff;
-    const int tt = hi * c16 + lo;
-    const int q = (int)floorf(__fmul_rn((float)tt, inv));
-    int r = tt - q * p;
-    if (r < 0) r += p;
-    if (r >= p) r -= p;
-    return r;
 }
 
 // Byte offset of 16-byte chunk c of row r in a [rows][BK] int8 tile.  A
@@ -139,14 +126,9 @@ int8_mma(int M, int N, int K,
     extern __shared__ __align__(128) signed char smem[];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    // grouped raster (see the header): `group` row tiles side by side
-    const int per_group = group * tiles_n;
-    const int g0 = (int)blockIdx.x / per_group * group;
-    const int gsize = min(tiles_m - g0, group);
-    const int in_group = (int)blockIdx.x % per_group;
-    const int m0 = (g0 + in_group % gsize) * BM, n0 = in_group / gsize * BN;
-    if (m0 >= M || n0 >= N) return;                 // never: the grid is exact
+    int m0, n0;                                     // grouped raster (see the header)
+    i8c::grouped_tile<BM, BN>(M, N, group, m0, n0);
+    if (m0 >= M || n0 >= N) return;                    // never: the grid is exact
 
     const int z = blockIdx.z;
     A += z * planeA;
@@ -276,6 +258,6 @@ int8_mma(int M, int N, int K,
                 const int c = n0 + wn0 + j * 8 + t * 2 + (e & 1);
                 if (r < ldc && c < N)
                     C[r + (long long)c * ldc] =
-                        (unsigned char)mod_small(acc[i][j][e], p, c16, inv);
+                        (unsigned char)i8c::mod_small(acc[i][j][e], p, c16, inv);
             }
 }

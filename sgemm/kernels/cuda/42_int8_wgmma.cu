@@ -73,6 +73,7 @@
 // target the kernel only traps (the bundle builder compiles every utility
 // kernel for every arch; device.py launches this one on sm_90a alone).
 #include "common.cuh"
+#include "int8_common.cuh"
 
 namespace i8w {
 
@@ -104,22 +105,6 @@ __device__ __forceinline__ void wait_pending() {
 }
 __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
-// x mod p in [0, p) for any INT32 x, without a run-time % (a long software
-// division): x = hi 2^16 + lo, t = hi (2^16 mod p) + lo is congruent and
-// |t| < 2^24, exact in float; q = floor(t fl(1/p)) is floor(t / p) within
-// one, and one correction each way lands in [0, p).  The same arithmetic as
-// 40_int8x.cu's i8x::mod_small, which tests/int8x/test_residues.py emulates
-// exactly in float32 for every p and the whole INT32 range.
-__device__ __forceinline__ int mod_small(int x, int p, int c16, float inv) {
-    const int hi = x >> 16, lo = x & 0xffff;
-    const int tt = hi * c16 + lo;
-    const int q = (int)floorf(__fmul_rn((float)tt, inv));
-    int r = tt - q * p;
-    if (r < 0) r += p;
-    if (r >= p) r -= p;
-    return r;
 }
 
 // Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
@@ -239,12 +224,8 @@ __device__ __forceinline__ void body(int M, int N, int K,
     const u32 base = (smem_u32(dsmem) + 1023u) & ~1023u;   // swizzle atoms: 1024 B
 
     const int tid = threadIdx.x, wg = tid / 128, wtid = tid % 128;
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int per_group = group * tiles_n;
-    const int g0 = (int)blockIdx.x / per_group * group;
-    const int gsize = min(tiles_m - g0, group);
-    const int in_group = (int)blockIdx.x % per_group;
-    const int m0 = (g0 + in_group % gsize) * BM, n0 = in_group / gsize * BN;
+    int m0, n0;                                        // grouped raster (41_int8_mma.cu)
+    i8c::grouped_tile<BM, BN>(M, N, group, m0, n0);
     if (m0 >= M || n0 >= N) return;                    // never: the grid is exact
 
     // This thread's copies: chunk c = tid % 8 of rows r0 + it * ROWS_PER_IT
@@ -359,7 +340,7 @@ __device__ __forceinline__ void body(int M, int N, int K,
         for (int q = 0; q < 4; ++q) {
             const int r = wg * 64 + warp * 16 + g + (q >> 1) * 8;
             const int col = b * 8 + 2 * t + (q & 1);
-            stg[col * PITCH + r] = (unsigned char)mod_small(acc[4 * b + q], p, c16, inv);
+            stg[col * PITCH + r] = (unsigned char)i8c::mod_small(acc[4 * b + q], p, c16, inv);
         }
     __syncthreads();
     // Rows past M hold residues of zero-filled rows (0); they are stored up
