@@ -273,7 +273,7 @@ def test_fold_limit_keeps_int32_exact():
     the same formula."""
     assert KLIMIT == 131071
     assert 255 + KLIMIT * 16384 <= 2 ** 31 - 1 < 255 + (KLIMIT + 1) * 16384
-    src = SOURCE.read_text() + (SOURCE.parent / "int8_common.cuh").read_text()
+    src = "".join((SOURCE.parent / f).read_text() for f in (SOURCE.name, "int8_common.cuh", "wgmma.cuh"))
     assert re.search(r"KLIMIT = \(2147483647 - 255\) / 16384,", src)
     # the fold condition counts each k-tile's padded depth: K = 131056 (the
     # largest multiple of 16 up to KLIMIT) is 1023 full tiles and 112 more,
@@ -298,12 +298,13 @@ def test_rows_per_copy_iteration_keep_the_swizzle_of_the_first_row():
 
 
 def test_source_uses_the_s8_wgmma_and_the_mirrored_expressions():
-    src = SOURCE.read_text() + (SOURCE.parent / "int8_common.cuh").read_text()
+    src = "".join((SOURCE.parent / f).read_text() for f in (SOURCE.name, "int8_common.cuh", "wgmma.cuh"))
     for line in ["wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8",
                  "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8",
                  "fence.proxy.async.shared::cta;",
-                 "return (u64)((saddr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) |",
-                 "((u64)1 << 62);",
+                 "return (unsigned long long)((saddr & 0x3FFFF) >> 4)",
+                 "| ((unsigned long long)(1024 >> 4) << 32)",
+                 "| ((unsigned long long)1 << 62);",
                  "m0 = (g0 + in_group % gsize) * BM;", "n0 = in_group / gsize * BN;",
                  "const int c = tid % 8, r0 = tid / 8;",
                  "const u32 dst0 = base + r0 * BK + ((c ^ (r0 & 7)) << 4);",

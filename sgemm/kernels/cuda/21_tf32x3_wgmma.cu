@@ -56,18 +56,22 @@
 // this kernel stays the reference it is measured against and serves 1xTF32.
 // SASS: HGMMA.64x128x8.F32.TF32 / HGMMA.64x256x8.F32.TF32, no local memory.
 #include "tc_common.cuh"
+#include "wgmma.cuh"
 
 namespace tc21 {
 
 using tc::u32;
 using tc::u64;
+using wg::smem_u32;
+using wg::fence_proxy_async;
+using wg::make_desc;
+using wg::wgmma_fence;
+using wg::wgmma_commit;
+using wg::wgmma_wait;
+using wg::fence_acc;
 
 constexpr int BK = 32;          // k per stage: one 128-byte row per m/n index
 constexpr int ROW_BYTES = 128;
-
-__device__ __forceinline__ u32 smem_u32(const void* p) {
-    return static_cast<u32>(__cvta_generic_to_shared(p));
-}
 
 // ---- mbarrier -----------------------------------------------------------------
 __device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
@@ -86,35 +90,8 @@ __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
             : "=r"(done) : "r"(bar), "r"(parity) : "memory");
     } while (!done);
 }
-__device__ __forceinline__ void fence_proxy_async() {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
 
 // ---- wgmma ----------------------------------------------------------------------
-// Shared-memory matrix descriptor: K-major, 128B swizzle, 8-row groups 1024 B
-// apart (SBO); LBO is unused for swizzled K-major layouts (set to 1).
-__device__ __forceinline__ u64 make_desc(u32 saddr) {
-    return (u64)((saddr & 0x3FFFF) >> 4)
-         | ((u64)1 << 16)
-         | ((u64)(1024 >> 4) << 32)
-         | ((u64)1 << 62);
-}
-__device__ __forceinline__ void wgmma_fence() {
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit() {
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory");
-}
-// Keep the compiler from moving accumulator reads/writes across wgmma waits.
-template <int R>
-__device__ __forceinline__ void fence_acc(float (&d)[R]) {
-#pragma unroll
-    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
-}
 
 // D(64 x N) += A(64 x 8, smem desc) * B(8 x N, smem desc), TF32 in, FP32 acc.
 template <int SCALE_D>

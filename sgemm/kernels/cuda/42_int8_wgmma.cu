@@ -74,11 +74,19 @@
 // kernel for every arch; device.py launches this one on sm_90a alone).
 #include "common.cuh"
 #include "int8_common.cuh"
+#include "wgmma.cuh"
 
 namespace i8w {
 
 using u32 = unsigned int;
 using u64 = unsigned long long;
+using wg::smem_u32;
+using wg::fence_proxy_async;
+using wg::make_desc;
+using wg::wgmma_fence;
+using wg::wgmma_commit;
+using wg::wgmma_wait;
+using wg::fence_acc;
 
 // An enum, not constexpr variables: NVRTC emits namespace-scope constexpr
 // variables as symbols named with a per-process id, so two compiles of one
@@ -88,9 +96,6 @@ enum : int {
     KLIMIT = (2147483647 - 255) / 16384,      // k summed between folds: 131071
 };
 
-__device__ __forceinline__ u32 smem_u32(const void* p) {
-    return static_cast<u32>(__cvta_generic_to_shared(p));
-}
 
 // 16-byte async copy global -> shared; bytes == 0 writes zeros and reads
 // nothing (src must still be a valid address).
@@ -103,35 +108,7 @@ template <int N>
 __device__ __forceinline__ void wait_pending() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
-__device__ __forceinline__ void fence_proxy_async() {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
 
-// Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
-// bits 0-13 start address >> 4, 16-29 leading byte offset >> 4 (unused by
-// swizzled K-major layouts: 1), 32-45 stride byte offset >> 4 (1024: the next
-// 8-row group), 62-63 layout (1: 128-byte swizzle).
-__device__ __forceinline__ u64 make_desc(u32 saddr) {
-    return (u64)((saddr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) |
-           ((u64)1 << 62);
-}
-__device__ __forceinline__ void wgmma_fence() {
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit() {
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// After a wait: tell the compiler the accumulators changed here, so no read
-// of them (fold, epilogue) moves above the wait.
-template <int R>
-__device__ __forceinline__ void fence_acc(int (&d)[R]) {
-#pragma unroll
-    for (int i = 0; i < R; ++i) asm volatile("" : "+r"(d[i])::"memory");
-}
 
 // D(64 x N, s32) += A(64 x 32, s8, smem desc) * B(32 x N, s8, smem desc).
 // scale-d is always 1: the accumulators start at zero.
