@@ -10,12 +10,15 @@ Order of authority, first match wins:
    float4-aligned or not, whole tiles or not.  An entry is used only if its
    kernel is registered, has the requested precision and ``can_implement``
    its params on this device.  ``SGEMM_TUNED=0`` turns tables off.
-2. **The cost model** (planner.py, cost.py): every candidate plan with its
+2. **Measured choices** (measure.py): on a shape's first call, the cost
+   model's close candidates timed on the caller's stream; the fastest is
+   kept for the process and in the user's cache directory.
+3. **The cost model** (planner.py, cost.py): every candidate plan with its
    predicted time; the fastest wins.  docs/dispatch.md states the model.
-3. The precision's own kernel with its size rule, where the model has no
+4. The precision's own kernel with its size rule, where the model has no
    candidate (a precision with no calibrated kernel on this GPU).
 
-Nothing is tuned at call time unless asked (``sgemm tune``, ``tune.autotune``).
+A full search runs only when asked (``sgemm tune``, ``tune.autotune``).
 ``choose(prob, dev, kernel, precision) -> (spec, params)`` also serves
 explicit kernels; ``select`` adds the scheme name, and ``scheme_launches``
 builds the two launches (and the workspace) of split-K.
@@ -127,6 +130,7 @@ class TunedTable:
 
 _tables: dict[tuple, list] = {}
 _memo: dict[tuple, tuple] = {}          # auto choices, cleared with the tables
+_measured: dict[tuple, dict] = {}       # per device: shape_key -> measured (spec, params)
 _session: dict[str, TunedTable] = {}     # in-memory entries (autotune without saving)
 _tables_lock = threading.Lock()
 
@@ -171,6 +175,12 @@ def forget_tables() -> None:
     """Drop cached tables and memoized choices (after a table changed)."""
     with _tables_lock:
         _tables.clear()
+        _memo.clear()
+
+
+def forget_memo() -> None:
+    """Drop memoized choices (after a measured choice was recorded)."""
+    with _tables_lock:
         _memo.clear()
 
 
@@ -225,16 +235,30 @@ def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
 
 
 # ---- the public entry points ---------------------------------------------------------------
+def shape_key(prob: Problem, precision: str) -> tuple:
+    """What an auto choice depends on besides the device: every problem with
+    the same key gets the same (spec, params)."""
+    return (prob.m, prob.n, prob.k, prob.batch, prob.ta, prob.tb, prob.aligned, precision)
+
+
+def measured(dev: DeviceInfo) -> dict:
+    """This device's measured choices (sgemm/measure.py fills it):
+    shape_key -> (spec, params).  They rank below a tuned table's entry,
+    which a full search measured, and above the cost model."""
+    return _measured.setdefault((dev.name, dev.sm_count, dev.cc), {})
+
+
 def choose(prob: Problem, dev: DeviceInfo, kernel, precision: str | None
            ) -> tuple[KernelSpec, TileParams]:
     if kernel is None or kernel == "auto":
         prec = precision or "ieee"
-        mk = (prob.m, prob.n, prob.k, prob.batch, prob.ta, prob.tb, prob.aligned, prec,
-              dev.name, dev.sm_count, dev.cc, tables_enabled(),
+        sk = shape_key(prob, prec)
+        mk = (sk, dev.name, dev.sm_count, dev.cc, tables_enabled(),
               os.environ.get("SGEMM_TUNED_TABLE"), os.environ.get("SGEMM_CACHE_DIR"))
         hit = _memo.get(mk)
         if hit is None:
-            hit = lookup(prob, dev, prec) or heuristic(prob, dev, prec)
+            hit = (lookup(prob, dev, prec) or measured(dev).get(sk)
+                   or heuristic(prob, dev, prec))
             if len(_memo) > 4096:
                 _memo.clear()
             _memo[mk] = hit
@@ -262,9 +286,14 @@ def explain(prob: Problem, dev: DeviceInfo, precision: str = "ieee", top: int = 
     predicted times and the parts of each prediction."""
     from . import cost
     hit = lookup(prob, dev, precision)
-    spec, params = hit if hit is not None else heuristic(prob, dev, precision)
-    return {"shape_class": shape_class(prob), "gpu": gpu_key(dev),
-            "source": "tuned" if hit is not None else "model",
+    source = "tuned"
+    if hit is None:
+        hit = measured(dev).get(shape_key(prob, precision))
+        source = "measured"
+    if hit is None:
+        hit, source = heuristic(prob, dev, precision), "model"
+    spec, params = hit
+    return {"shape_class": shape_class(prob), "gpu": gpu_key(dev), "source": source,
             "calibration": cost.calibration(dev).source,
             "kernel": spec.name, "params": params.as_dict(),
             "scheme": scheme_for(spec, params, prob),

@@ -22,12 +22,15 @@ from .kernels.utility import SCALE
 from .layout import Mat, check_output, normalize, storage
 from .problem import Problem
 from .runtime import device as devmod
-from .launches import direct_launches, epilogue_launches, scheme_launches
+from .launches import direct_launches, epilogue_launches, scheme_for, scheme_launches
 from .runtime import launcher
 
-def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None = None):
+def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None = None,
+            stream: int | None = None):
     """Kernel choice and launches for canonical problems of one shape.
-    Returns (spec, params, scheme, launches)."""
+    ``stream``: the handle the plan will run on, where the choice may be
+    measured (measure.py; kernel="auto" only).  Returns (spec, params,
+    scheme, launches)."""
     from . import dispatch
     if not problems:
         return None, None, "empty", []
@@ -39,21 +42,35 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
             return None, None, "epilogue", epilogue_launches(problems, dev)
         if first.beta == 1.0:
             return None, None, "noop", []
-        spec, params, scheme = SCALE, SCALE.configs["default"], "scale"
-    else:
-        if kernel in (None, "auto") and len(problems) == 1 and peeling.wants_peel(
-                first, dev, precision or "ieee"):    # a few rows/columns past whole tiles
-            return peeling.peel_launches(first, dev, precision or "ieee", prepare)
-        spec, params, scheme = dispatch.select(first, dev, kernel, precision)
-        why = spec.can_implement(params, dev.smem_optin)
-        if why:
-            raise ArgumentError(f"kernel {spec.name} cannot run {params}: {'; '.join(why)}")
-        if kernel in (None, "auto") and len(problems) == 1 and packing.wants_pack(
-                first, precision or "ieee", spec, params):   # unaligned: copy, then the ALIGNED kernel
-            return packing.pack_launches(first, dev, spec, params)
-        if scheme == "splitk":   # two launches and a workspace (launches.scheme_launches)
-            return spec, params, scheme, scheme_launches(problems, spec, params,
-                                                                  scheme, dev)
+        spec, params = SCALE, SCALE.configs["default"]
+        return spec, params, "scale", direct_launches(problems, spec, params, dev)
+    auto = kernel in (None, "auto")
+    prec = precision or "ieee"
+    if auto and len(problems) == 1 and peeling.wants_peel(first, dev, prec):
+        return peeling.peel_launches(first, dev, prec, prepare)   # a few rows/columns past whole tiles
+    if auto and stream is not None:
+        from . import measure
+        measure.settle(problems, dev, prec, stream,
+                       lambda ps, spec, params: recipe(ps, dev, spec, params, prec)[3])
+    spec, params, _ = dispatch.select(first, dev, kernel, precision)
+    why = spec.can_implement(params, dev.smem_optin)
+    if why:
+        raise ArgumentError(f"kernel {spec.name} cannot run {params}: {'; '.join(why)}")
+    return recipe(problems, dev, spec, params, prec if auto else None)
+
+
+def recipe(problems: list[Problem], dev, spec, params, pack_for: str | None = "ieee"):
+    """(spec, params, scheme, launches) of one chosen kernel and params:
+    behind the pack scheme's copies where packing.wants_pack says so for
+    precision ``pack_for`` (None: never; forced kernels are not packed),
+    split-K's two launches and workspace, or direct launches."""
+    first = problems[0]
+    if (pack_for is not None and len(problems) == 1
+            and packing.wants_pack(first, pack_for, spec, params)):
+        return packing.pack_launches(first, dev, spec, params)   # unaligned: copy, then ALIGNED
+    scheme = scheme_for(spec, params, first)
+    if scheme == "splitk":       # two launches and a workspace (launches.scheme_launches)
+        return spec, params, scheme, scheme_launches(problems, spec, params, scheme, dev)
     return spec, params, scheme, direct_launches(problems, spec, params, dev)
 
 
@@ -191,7 +208,14 @@ class Plan:
                                   Bias.ptr if Bias is not None else None, act)
         self.problems = problems
         (self.kernel, self.params, self.scheme,
-         self.launches) = prepare(problems, self.device, kernel, precision)
+         self.launches) = prepare(problems, self.device, kernel, precision,
+                                  self._stream_handle() if kernel in (None, "auto") else None)
+
+    def _stream_handle(self) -> int:
+        """The handle execute() launches on by default (where a choice is measured)."""
+        if self._stream is not None:
+            return launcher.stream_handle(self._stream)
+        return current_stream(self._kind, self.device.id)
 
     @staticmethod
     def _problems(A, B, C, ta, tb, alpha, beta, out_batch, bias=None, act=0) -> list[Problem]:

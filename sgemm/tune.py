@@ -450,19 +450,12 @@ def launches_for(spec: KernelSpec, params: TileParams, problems: list[Problem],
     """What plan.prepare would launch for these params under kernel="auto"
     (direct, split-K, either behind the pack scheme's copies, and for the
     main block of the peel scheme, whose strips follow)."""
-    from .packing import pack_launches
     from .peeling import peel_launches, wants_peel
-    from .launches import direct_launches, scheme_for, scheme_launches
-    from .plan import prepare
+    from .plan import prepare, recipe
     if len(problems) == 1 and wants_peel(problems[0], dev, spec.precision):
         return peel_launches(problems[0], dev, spec.precision, prepare,
                              lambda main: launches_for(spec, params, [main], dev))[3]
-    if len(problems) == 1 and wants_pack(problems[0], spec.precision, spec, params):
-        return pack_launches(problems[0], dev, spec, params)[3]
-    scheme = scheme_for(spec, params, problems[0])
-    if scheme == "splitk":
-        return scheme_launches(problems, spec, params, scheme, dev)
-    return direct_launches(problems, spec, params, dev)
+    return recipe(problems, dev, spec, params, spec.precision)[3]
 
 
 GRAPH_TUNE_FLOPS = 2 * 512 ** 3     # at most this: time candidates inside CUDA graphs

@@ -206,7 +206,7 @@ calls = {"prepare": 0, "launch": 0, "streams": []}
 WORKSPACE = [False]
 
 
-def fake_prepare(problems, dev, kernel="auto", precision=None):
+def fake_prepare(problems, dev, kernel="auto", precision=None, stream=None):
     calls["prepare"] += 1
     out = []
     ws = object() if WORKSPACE[0] else None

@@ -386,6 +386,14 @@ def compile_kernel(source_file: str, name_expression: str, arch: str,
         return c
 
 
+def cached(source_file: str, name_expression: str, arch: str) -> bool:
+    """Whether compile_kernel would answer without NVRTC (memory, bundle or
+    disk cache): the measured choice times only kernels that load at once."""
+    key = cache_key(source_file, name_expression, arch, (), debug_enabled())
+    return (key in _memory or key in bundle_keys()
+            or (cache_dir() / f"{key}.cubin").exists())
+
+
 _warned: list[bool] = [False]
 
 

@@ -1,0 +1,247 @@
+"""Measured choice: on a shape's first call, the cost model's close
+candidates are timed on the caller's GPU and the fastest is kept.
+
+Why: the cost model (cost.py) ranks plans from a per-GPU fit whose error
+out of sample is ~0.28 rms in log time (docs/notes/dispatch.md).  Where the
+runner-up is predicted within that error of the best, the prediction cannot
+tell them apart, and a few launches can.  On the committed H100 sweep the
+fastest of the model's best four (within 1.5x of the best prediction)
+against the model's first pick: skinny +13 %, ML layers +7 %, general and
+batched +4-5 %, deep K +3 % (``bench/probes/measured_choice.py``, CPU, on
+``bench/results/calibration-sweep-h100-2026-11-25.json``).  cuDNN's
+``benchmark`` mode makes the same trade: a few launches once per shape for
+the fastest plan afterwards.
+
+What: ``settle`` runs inside ``plan.prepare`` for kernel="auto" before the
+choice is read.  Skipped when ``SGEMM_AUTOTUNE=0``, when the shape has a
+choice already (a tuned table's entry, an earlier measurement in this
+process or in the user's cache directory), while the stream is captured
+into a CUDA graph, where the model's best plan is predicted under
+``MIN_GPU_S`` (host-bound: nothing to gain), and where fewer than two
+candidates fit the time budget.  Each candidate runs on a scratch copy of
+C (A, B and bias are only read; C is not touched), once to warm up, then
+twice ``reps`` times between two events; its score is the faster of the two
+batches, or the model's host time where that is longer (what a caller
+calling back to back waits).  The model's pick is kept unless another
+candidate measured ``MARGIN`` faster, so timing noise does not flip a
+choice.  The winner goes to ``dispatch.measured`` and to
+``<cache dir>/measured/<gpu key>.json``, so later processes on the machine
+reuse it: the same plan, and so the same bits, in every process after the
+first.  Any failure while measuring leaves the model's choice in place.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from . import dispatch, planner
+from .kernels import registry
+from .launches import allocate_workspace
+from .problem import Problem
+from .runtime import launcher
+
+log = logging.getLogger(__name__)
+
+MIN_GPU_S = 8e-6        # the best plan's predicted GPU time below which nothing is measured
+BAND = 2.0              # candidates predicted within this factor of the best
+MAX_CANDIDATES = 4
+BUDGET_S = 0.025        # predicted GPU seconds spent measuring one shape, at most
+BATCH_S = 2e-4          # a timed batch runs about this long (reps = BATCH_S / predicted)
+MAX_REPS = 10
+MARGIN = 0.03           # another plan must measure this much faster than the model's pick
+MAX_SCRATCH_FLOATS = 64 << 20   # C's scratch copy: 256 MB at most, else not measured
+MAX_ENTRIES = 20000     # per GPU in the cache file
+
+_lock = threading.Lock()
+_loaded: set = set()
+_given_up: set = set()      # (device, shape key): measuring failed or cannot fit; not retried
+
+
+def enabled() -> bool:
+    return os.environ.get("SGEMM_AUTOTUNE", "1") not in ("0", "off", "no", "")
+
+
+def shortlist(prob: Problem, dev, precision: str) -> list:
+    """The candidates worth timing, best prediction first: within BAND of
+    the best, at most MAX_CANDIDATES, as many as BUDGET_S of predicted GPU
+    time allows (each runs 1 + 2 reps times); empty when measuring cannot
+    pay (fewer than two, or the best is host-bound)."""
+    cands = planner.candidates(prob, dev, precision)
+    if len(cands) < 2:
+        return []
+    gpu0 = dict(cands[0].parts)["gpu"]
+    if gpu0 < MIN_GPU_S:
+        return []
+    out, spent = [], 0.0
+    for c in cands:
+        if len(out) == MAX_CANDIDATES or c.predicted > BAND * cands[0].predicted:
+            break
+        g = dict(c.parts)["gpu"]
+        cost = g * (1 + 2 * reps_for(g))
+        if out and spent + cost > BUDGET_S:
+            break
+        out.append(c)
+        spent += cost
+    return out if len(out) >= 2 else []
+
+
+def ready(c, prob: Problem, dev, precision: str) -> bool:
+    """The candidate's GEMM kernel loads without an NVRTC compile (bundle,
+    disk cache, memory): measuring must not cost the seconds a compile
+    takes.  The model's pick is compiled anyway, so it is always ready."""
+    from .packing import wants_pack
+    from .runtime import compiler
+    aligned = c.spec.aligned_for(prob) or bool(
+        c.params.pack and wants_pack(prob, precision, c.spec, c.params))
+    expr = c.spec.name_expression(c.params, prob.ta, prob.tb, aligned)
+    return compiler.cached(c.spec.source, expr, dev.arch)
+
+
+def reps_for(gpu_s: float) -> int:
+    return max(1, min(MAX_REPS, round(BATCH_S / max(gpu_s, 1e-9))))
+
+
+def pick(cands: list, scores: list) -> int:
+    """Index of the candidate to keep: the fastest score, unless it beats
+    the model's pick (index 0) by less than MARGIN."""
+    best = min(range(len(cands)), key=lambda i: scores[i])
+    return best if scores[best] < (1 - MARGIN) * scores[0] else 0
+
+
+# ---- the cache file -----------------------------------------------------------------
+def _path(dev) -> Path:
+    from .runtime.compiler import cache_dir
+    return cache_dir() / "measured" / f"{dispatch.gpu_key(dev)}.json"
+
+
+def _key_str(sk: tuple) -> str:
+    return ",".join(str(int(x)) if isinstance(x, bool) else str(x) for x in sk)
+
+
+def _load(dev) -> None:
+    """Read this GPU's file into dispatch.measured once per process and
+    cache directory; entries naming a kernel or params this version cannot
+    run are skipped."""
+    path = _path(dev)
+    if (dev, str(path)) in _loaded:
+        return
+    _loaded.add((dev, str(path)))
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    table = dispatch.measured(dev)
+    for e in data.get("entries", {}).values() if isinstance(data, dict) else ():
+        try:
+            sk = tuple(e["key"])
+            spec = registry.get(e["kernel"])
+            params = dispatch.entry_params(e)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if len(sk) == 8 and not spec.can_implement(params, dev.smem_optin):
+            table.setdefault(sk, (spec, params))
+
+
+def _save(dev, sk: tuple, spec, params, info: dict) -> None:
+    path = _path(dev)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            data = json.loads(path.read_text())
+            entries = dict(data.get("entries", {}))
+        except (OSError, ValueError, AttributeError):
+            entries = {}
+        if len(entries) >= MAX_ENTRIES:
+            entries = {}
+        entries[_key_str(sk)] = {"key": list(sk), "kernel": spec.name,
+                                 "params": params.as_dict(), **info}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"format": 1, "gpu": dispatch.gpu_key(dev), "entries": entries}, f)
+        os.replace(tmp, path)
+    except OSError as e:          # a read-only cache: the choice still holds in this process
+        log.debug("measured choice not saved: %s", e)
+
+
+# ---- measuring ------------------------------------------------------------------------
+def _scratch(prob: Problem, dev):
+    """(owner, problem): prob with C in a zeroed scratch buffer of the same
+    extent and 16-byte phase, or (None, None) when that is too large."""
+    extent = prob.ldc * (prob.n - 1) + prob.m + prob.stride_c * (prob.batch - 1) + 4
+    if extent > MAX_SCRATCH_FLOATS:
+        return None, None
+    owner, ptr = allocate_workspace(extent, dev.id, zero_floats=extent)
+    return owner, Problem(**{**prob.__dict__, "c": ptr + prob.c % 16})
+
+
+def _gpu_time(launches, stream: int, timer, reps: int) -> float:
+    """Mean GPU seconds per run of the launch list: one warm-up run (modules
+    loaded, caches as in steady state), then the faster of two batches."""
+    prepared = [launcher.PreparedLaunch(l.kernel, l.grid, l.block, l.smem, l.args)
+                for l in launches]
+
+    def run():
+        for p in prepared:
+            p(stream)
+
+    run()
+    return min(timer.seconds(run, reps) for _ in range(2))
+
+
+def settle(problems: list, dev, precision: str, stream: int, build, time_fn=None) -> None:
+    """Measure the close candidates of problems[0]'s shape, unless a choice
+    exists (see the module docstring).  build(problems, spec, params)
+    returns the launches plan.prepare would make for that choice;
+    time_fn(launches, reps) -> seconds per run (tests) replaces the GPU
+    events on ``stream``."""
+    if not problems or not enabled():
+        return
+    prob = problems[0]
+    sk = dispatch.shape_key(prob, precision)
+    with _lock:
+        _load(dev)
+        if ((dev, sk) in _given_up or sk in dispatch.measured(dev)
+                or dispatch.lookup(prob, dev, precision)):
+            return
+        cands = shortlist(prob, dev, precision)
+        if time_fn is None:
+            cands = cands[:1] + [c for c in cands[1:] if ready(c, prob, dev, precision)]
+        if len(cands) < 2:
+            return
+        timer = None
+        try:
+            if time_fn is None:
+                from .runtime import device as devmod, events
+                devmod.make_current(dev.id)
+                if events.capturing(stream):
+                    return
+                timer = events.Timer(stream)
+                time_fn = lambda ls, reps: _gpu_time(ls, stream, timer, reps)  # noqa: E731
+            owner, scratch = _scratch(prob, dev)
+            if scratch is None:
+                _given_up.add((dev, sk))
+                return
+            scores = []
+            for c in cands:
+                g = dict(c.parts)
+                ls = build([scratch], c.spec, c.params)
+                scores.append(max(time_fn(ls, reps_for(g["gpu"])), g["host"]))
+            del ls, owner
+        except Exception as e:  # noqa: BLE001 -- measuring is an optimisation: keep the model's
+            log.warning("measured choice skipped for %s: %s", sk, e)
+            _given_up.add((dev, sk))
+            return
+        finally:
+            if timer is not None:
+                timer.close()
+        i = pick(cands, scores)
+        c = cands[i]
+        dispatch.measured(dev)[sk] = (c.spec, c.params)
+        dispatch.forget_memo()
+        _save(dev, sk, c.spec, c.params,
+              {"us": round(scores[i] * 1e6, 2), "model_pick_us": round(scores[0] * 1e6, 2),
+               "timed": len(cands)})

@@ -1,0 +1,190 @@
+"""The measured choice (sgemm/measure.py) without a GPU: which candidates it
+times, which it keeps, where it records them, and when it stays out of the
+way.  The GPU's part (events, scratch C, the caller's stream) is in
+tests/gpu/test_measure_gpu.py."""
+import json
+
+import pytest
+
+import importlib
+
+from sgemm import dispatch, measure, planner
+from sgemm.problem import Problem
+from sgemm.tune import DEVICE_MODELS
+
+plan = importlib.import_module("sgemm.plan")     # the module (sgemm.plan is also a function)
+H100 = DEVICE_MODELS["h100"]
+BASE = 1 << 40
+
+
+def problem(m, n, k, ta=False, tb=False, aligned=True):
+    off = 0 if aligned else 4
+    return Problem(m=m, n=n, k=k, ta=ta, tb=tb, a=BASE + off, lda=(k if ta else m),
+                   b=2 * BASE, ldb=(n if tb else k), c=3 * BASE + off, ldc=m)
+
+
+def name(c):
+    return (c.spec.name, c.params)
+
+
+def chosen(prob, precision="ieee"):
+    spec, params = dispatch.choose(prob, H100, "auto", precision)
+    return (spec.name, params)
+
+
+@pytest.fixture(autouse=True)
+def clean(monkeypatch, tmp_path):
+    monkeypatch.setenv("SGEMM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SGEMM_TUNED", "0")          # the shipped table would answer first
+    monkeypatch.delenv("SGEMM_AUTOTUNE", raising=False)
+    monkeypatch.setattr(measure, "allocate_workspace",
+                        lambda n, dev, zero_floats=0: (object(), 5 * BASE))
+    for reset in (dispatch._measured.clear, measure._loaded.clear, measure._given_up.clear,
+                  dispatch.forget_memo):
+        reset()
+    yield
+    for reset in (dispatch._measured.clear, measure._loaded.clear, measure._given_up.clear,
+                  dispatch.forget_memo):
+        reset()
+
+
+def fake_build(seen):
+    """build() that records the problems it was given and returns a marker
+    per candidate instead of launches."""
+    def build(ps, spec, params):
+        seen.append(ps)
+        return [(spec.name, params)]
+    return build
+
+
+def timed_by(times: dict, default: float, calls=None):
+    def time_fn(launches, reps):
+        (key,) = launches
+        if calls is not None:
+            calls.append((key, reps))
+        return times.get(key, default)
+    return time_fn
+
+
+DEEP = problem(746, 420, 13017, aligned=False)     # a deep-K shape several plans come close on
+
+
+def test_shortlist_is_the_models_close_candidates_in_its_order():
+    short = measure.shortlist(DEEP, H100, "ieee")
+    cands = planner.candidates(DEEP, H100, "ieee")
+    assert 2 <= len(short) <= measure.MAX_CANDIDATES
+    assert [name(c) for c in short] == [name(c) for c in cands[:len(short)]]
+    assert all(c.predicted <= measure.BAND * cands[0].predicted for c in short)
+    budget = sum(dict(c.parts)["gpu"] * (1 + 2 * measure.reps_for(dict(c.parts)["gpu"]))
+                 for c in short[1:])
+    assert budget <= measure.BUDGET_S
+
+
+def test_host_bound_and_oversized_shapes_are_not_measured():
+    assert measure.shortlist(problem(8, 8, 8), H100, "ieee") == []
+    # a problem whose best plan alone takes longer than the budget: one candidate fits
+    huge = problem(16384, 16384, 16384)
+    assert measure.shortlist(huge, H100, "ieee") == []
+
+
+def test_pick_keeps_the_models_choice_unless_another_is_clearly_faster():
+    cands = ["model", "other"]
+    assert measure.pick(cands, [1.0, 0.99]) == 0
+    assert measure.pick(cands, [1.0, 0.9]) == 1
+    assert measure.pick(cands, [1.0, 1.5]) == 0
+
+
+def test_settle_records_the_fastest_and_choose_returns_it():
+    short = measure.shortlist(DEEP, H100, "ieee")
+    fast = name(short[-1])
+    seen, calls = [], []
+    measure.settle([DEEP], H100, "ieee", 0, fake_build(seen),
+                   timed_by({fast: 1e-6}, 1e-3, calls))
+    assert [k for k, _ in calls] == [name(c) for c in short]
+    assert chosen(DEEP) == fast
+    assert dispatch.explain(DEEP, H100, "ieee")["source"] == "measured"
+    # timed on a scratch C of the same 16-byte phase and leading dimension; A and B as given
+    for (p,) in seen:
+        assert p.c != DEEP.c and p.c % 16 == DEEP.c % 16 and p.ldc == DEEP.ldc
+        assert (p.a, p.b, p.lda, p.ldb, p.m, p.n, p.k) == (DEEP.a, DEEP.b, DEEP.lda, DEEP.ldb,
+                                                            DEEP.m, DEEP.n, DEEP.k)
+
+
+def test_noise_does_not_flip_the_models_choice():
+    short = measure.shortlist(DEEP, H100, "ieee")
+    times = {name(c): 1e-4 * (1 - 0.01 * i) for i, c in enumerate(short)}   # 1 % apart
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by(times, 1.0))
+    assert chosen(DEEP) == name(short[0])
+
+
+def test_choice_is_saved_and_a_new_process_reuses_it_without_timing(tmp_path):
+    short = measure.shortlist(DEEP, H100, "ieee")
+    fast = name(short[1])
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by({fast: 1e-6}, 1e-3))
+    files = list((tmp_path / "measured").glob("*.json"))
+    assert len(files) == 1
+    (entry,) = json.loads(files[0].read_text())["entries"].values()
+    assert entry["kernel"] == fast[0] and entry["us"] < entry["model_pick_us"]
+    dispatch._measured.clear()          # a new process: nothing in memory
+    measure._loaded.clear()
+    dispatch.forget_memo()
+
+    def never(launches, reps):
+        raise AssertionError("a saved choice must not be measured again")
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), never)
+    assert chosen(DEEP) == fast
+
+
+def test_a_saved_entry_this_version_cannot_run_is_ignored(tmp_path):
+    short = measure.shortlist(DEEP, H100, "ieee")
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]),
+                   timed_by({name(short[1]): 1e-6}, 1e-3))
+    (path,) = (tmp_path / "measured").glob("*.json")
+    data = json.loads(path.read_text())
+    for e in data["entries"].values():
+        e["kernel"] = "no_such_kernel"
+    path.write_text(json.dumps(data))
+    dispatch._measured.clear()
+    measure._loaded.clear()
+    dispatch.forget_memo()
+    calls = []
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by({}, 1e-3, calls))
+    assert calls, "an unusable entry is measured again"
+
+
+def test_disabled_by_environment(monkeypatch):
+    monkeypatch.setenv("SGEMM_AUTOTUNE", "0")
+    calls = []
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by({}, 1e-3, calls))
+    assert calls == [] and dispatch.measured(H100) == {}
+
+
+def test_a_failure_keeps_the_models_choice_and_is_not_retried():
+    def broken(launches, reps):
+        broken.n += 1
+        raise RuntimeError("launch failed")
+    broken.n = 0
+    model = name(planner.candidates(DEEP, H100, "ieee")[0])
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), broken)
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), broken)
+    assert broken.n == 1
+    assert chosen(DEEP) == model
+
+
+def test_reps_fill_a_batch_and_stay_bounded():
+    assert measure.reps_for(1e-3) == 1
+    assert measure.reps_for(2e-5) == 10
+    assert 1 <= measure.reps_for(1e-9) <= measure.MAX_REPS
+
+
+def test_prepare_measures_only_automatic_choices_on_a_stream(monkeypatch):
+    got = []
+    monkeypatch.setattr(measure, "settle", lambda ps, dev, prec, stream, build: got.append(
+        (prec, stream)))
+    monkeypatch.setattr(plan, "recipe", lambda ps, dev, spec, params, pack_for=None: (
+        spec, params, "direct", []))
+    plan.prepare([DEEP], H100, "auto", "ieee", stream=7)
+    plan.prepare([DEEP], H100, "auto", "tf32x3", stream=7)
+    plan.prepare([DEEP], H100, "double_buffer", None, stream=7)
+    plan.prepare([DEEP], H100, "auto", "ieee")            # no stream: nothing to time on
+    assert got == [("ieee", 7), ("tf32x3", 7)]
