@@ -82,7 +82,7 @@ def test_shortlist_is_the_models_close_candidates_in_its_order():
 
 def test_host_bound_and_oversized_shapes_are_not_measured():
     assert measure.shortlist(problem(8, 8, 8), H100, "ieee") == []
-    # a problem whose best plan alone takes longer than the budget: one candidate fits
+    # a large product: the model ranks those well, and measuring would cost most
     huge = problem(16384, 16384, 16384)
     assert measure.shortlist(huge, H100, "ieee") == []
 

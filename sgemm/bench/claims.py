@@ -281,6 +281,14 @@ CLAIMS: tuple[Claim, ...] = (
           ("judge-model-ab-h100-2026-11-25-new.json", "judge-model-ab-h100-2026-11-25-old.json"),
           "python judge.py --seed 91733 --no-eager, once with each calibration "
           "(the old one as the user's cost-*.json)", ("docs/notes/dispatch.md",)),
+    Claim("measured-choice", "The measured choice (a shape's close candidates timed on its "
+          "first call): every shape a judge run measured, with the kept plan's time and the "
+          "model's pick's, both timed in one process; and that judge's seed run again with "
+          "`SGEMM_AUTOTUNE=0` (first-call cost, paired ratios)",
+          ("measured-choices-h100-2026-11-26.json", "judge-measured-ab-h100-2026-11-26-on.json",
+           "judge-measured-ab-h100-2026-11-26-off.json"),
+          "python judge.py; SGEMM_AUTOTUNE=0 python judge.py --seed SEED --no-eager; the choices "
+          "are the cache directory's measured/<gpu-key>.json", ("docs/dispatch.md",)),
     Claim("judge-untuned", "Random problems, the cost model alone (`SGEMM_TUNED=0`): "
           "FP32 geometric mean", ("judge-untuned-h100-2026-11-25.json",),
           "SGEMM_TUNED=0 python judge.py --precisions ieee --no-eager", ("README.md",),
