@@ -51,7 +51,8 @@ SMALL_FLOPS = 2 * 1024 ** 3   # per batch entry: the small-problem tiles are wei
 MIN_SLICE = 128          # shallower slices cost more in reduction than they add in blocks
 ACC_SLICE = 4096         # longest FP32 accumulation chain (error ~1.8e-8 sqrt(slice) ~ 1.1e-6)
 ACC_SLICE_SMALL = 1024   # ... where the output has fewer 128x128 tiles than SMs
-FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide", "tall", "tall64"),
+FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide", "tall", "tall64", "rect",
+                                 "rect_t"),
               "tile": ("large", "medium", "small")}
 TC_TILES = {"tf32x3": {"tf32x3_wgmma_rs": ("large", "small"), "tf32x3_mma": ("large", "small")},
             "tf32": {"tf32_wgmma": ("large", "small"), "tf32_mma": ("large", "small")}}

@@ -213,6 +213,8 @@ TORCH_BENCH = tuple(f"torch-bench-h100-2026-11-25-{s}.json" for s in "ab")
 SUITE = "suite-h100-2026-11-25.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
+ACCURACY = "accuracy-table-h100-2026-11-26.json"
+_ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
 SANITIZER_LATEST = "sanitizer-splitk-reduce-h100-2026-11-25.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-25-{a}.json" for a in ("cupy", "torch"))
@@ -289,6 +291,15 @@ CLAIMS: tuple[Claim, ...] = (
            "judge-measured-ab-h100-2026-11-26-off.json"),
           "python judge.py; SGEMM_AUTOTUNE=0 python judge.py --seed SEED --no-eager; the choices "
           "are the cache directory's measured/<gpu-key>.json", ("docs/dispatch.md",)),
+    Claim("deepk-tiles", "Rung 9's 8x8 rectangles (128x64, 64x128) and 8x8 64x64 tiles forced at "
+          "every K split on deep-K problems and a few ML layers, beside the planner's best "
+          "candidates and cuBLAS: the data behind the `rect` configs",
+          ("deepk-tiles-h100-2026-11-26.json",), "OUT=dir PROBE_S=150 python "
+          "bench/probes/deepk_tiles.py 4242", ("sgemm/kernels/ladder.py", "docs/notes/dispatch.md")),
+    Claim("accuracy-engines", "Every precision's error against fp64 beside cuBLAS FP32 and "
+          "TF32: N(0,1), U(0,1) and wide-range inputs (2^U(-s, s), s = 10, 20, 30), K from 64 "
+          "to 65536 (the table in docs/accuracy.md)", (ACCURACY,), _ACC_CMD,
+          ("docs/accuracy.md",)),
     Claim("judge-untuned", "Random problems, the cost model alone (`SGEMM_TUNED=0`): "
           "FP32 geometric mean", ("judge-untuned-h100-2026-11-25.json",),
           "SGEMM_TUNED=0 python judge.py --precisions ieee --no-eager", ("README.md",),
@@ -548,9 +559,35 @@ def sanitizer_table(ev: Evidence) -> str:
     return "\n".join(rows)
 
 
+_ACC_COLS = (("cublas_fp32", "cuBLAS FP32"), ("cublas_tf32", "cuBLAS TF32"),
+             ("ieee", "`ieee`"), ("tf32x3", "`tf32x3`"), ("int8x", "`int8x`"), ("fp32", "`fp32`"))
+
+
+def engines_accuracy_table(ev: Evidence) -> str:
+    doc = ev.json(ACCURACY)
+    cols = [(k, t) for k, t in _ACC_COLS if k in doc["engines"]]
+    names = {"normal": "N(0,1)", "uniform": "U(0,1)"}
+    out = []
+    for metric, title in (("median_rel", "Median elementwise relative error |C − C₆₄| / |C₆₄|"),
+                          ("max_comp", "Largest componentwise error |C − C₆₄| / (|A|·|B|)")):
+        out += [f"**{title}**", "", "| inputs | K | " + " | ".join(t for _, t in cols) + " |",
+                "|---|---:|" + "---:|" * len(cols)]
+        for r in doc["rows"]:
+            cls = names.get(r["class"], r["class"].replace("wide", "wide, s = "))
+            cells = [f"{r[k][metric]:.1e}" if metric in r.get(k, {}) else "—" for k, _ in cols]
+            out.append(f"| {cls} | {r['K']} | " + " | ".join(cells) + " |")
+        out.append("")
+    sizes = sorted({r["M"] for r in doc["rows"]}, reverse=True)
+    out.append(f"_M = N = {' or '.join(map(str, sizes))} ({sizes[-1]} for the deepest K), "
+               f"{doc['device']}, {doc['date']}; `{ACCURACY}`, made by `{_ACC_CMD}`. "
+               "Regenerate the table with `sgemm results`._")
+    return "\n".join(out)
+
+
 DOC_TABLES: dict[str, Callable[[Evidence], str]] = {
     "claims": readme_table,
     "accuracy-tf32x3": accuracy_table,
+    "accuracy-engines": engines_accuracy_table,
     "sanitizers": sanitizer_table,
 }
 

@@ -61,10 +61,11 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 # k-groups on the pipelined loop); gemv's blocks for small sides 2, 4 and 8
 # (the edge extents reach only S = 1, 2 and 16), each run on every case's
 # layout, so both the k- and the row-contiguous loops of each; rung 9's tiles
-# along a small n (the planner's, not the kernel's own choice).
+# along a small n and its 8x8 rectangles (the planner's, not the kernel's own choice).
 NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "db_cluster@big", "gemv@m2r", "gemv@n4k", "gemv@m4r", "gemv@n8k", "gemv@m8r",
-         "gemv@n16k", "double_buffer@tall", "double_buffer@tall64")
+         "gemv@n16k", "double_buffer@tall", "double_buffer@tall64", "double_buffer@rect",
+         "double_buffer@rect_t")
 
 
 # -- the case set -------------------------------------------------------------------------

@@ -301,6 +301,16 @@ _DB_WIDE = TileParams(BM=32, BN=256, BK=32, WM=32, WN=32, TM=4, TN=8, threads=25
 # with 64 rows (64x8192x32768: 756 us against 1163).
 _DB_TALL = TileParams(BM=128, BN=32, BK=32, WM=32, WN=32, TM=8, TN=4, threads=128)
 _DB_TALL64 = TileParams(BM=256, BN=64, BK=8, WM=128, WN=32, TM=16, TN=8, threads=128)
+# 128x64 and 64x128 blocks, 4 warps of 32x64 (64x32), 8x8 per thread: the
+# 128x128 tile's thread tile at half its width, so m or n of a few hundred
+# waste less of the last tile than with 128- or 256-wide blocks, at a
+# better FFMA:LDS ratio than the 64x64 tile's 8x4.  Forced on 18 problems
+# (H100, bench/results/deepk-tiles-h100-2026-11-26.json): 128x64 took
+# 512x768x3072 in 64.5 us against 76.8 for the best plan the planner had
+# (cuBLAS 65.8), 154x2048x6144 in 118 against 131, 102x712x26291 NT in 165
+# against 191; it lost where a 32-wide tile fits the small side.
+_DB_RECT = TileParams(BM=128, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128)
+_DB_RECT_T = TileParams(BM=64, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, threads=128)
 
 DOUBLE_BUFFER = KernelSpec(
     id=9, name="double_buffer", source="09_double_buffer.cu", function="sgemm_double_buffer",
@@ -308,7 +318,7 @@ DOUBLE_BUFFER = KernelSpec(
     seed="seed 000 algorithms 4-5; seed 003 kernels 10-11",
     template_fields=_WT_FIELDS,
     configs={"small": _WT_SMALL, "medium": _WT_LARGE, "large": _WT_HUGE, "wide": _DB_WIDE,
-             "tall": _DB_TALL, "tall64": _DB_TALL64},
+             "tall": _DB_TALL, "tall64": _DB_TALL64, "rect": _DB_RECT, "rect_t": _DB_RECT_T},
     rules=warptile_rules,
     vector_loads=True,
     # 09_double_buffer.cu: static up to 48 KB, dynamic above (256x128x16)
