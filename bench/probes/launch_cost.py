@@ -4,6 +4,14 @@ cuLaunchKernelEx with a configuration built once (what PreparedLaunch called
 until 2026-11-26), on the GPU.
 
     python bench/probes/launch_cost.py --out launch-cost.json
+    PYTHONPATH=OTHER_CHECKOUT python bench/probes/launch_cost.py --append all.jsonl
+
+It runs on whichever sgemm is imported (``tree`` in the output says which
+launch layer it has), so alternating processes of two checkouts compare
+their PreparedLaunch.  Cases: PreparedLaunch as plans call it, and as the
+plan cache calls it (three pointer arguments rewritten per call); the raw
+driver call through cuda.bindings and, where present, through ctypes; and
+whole calls (plan.execute(), sgemm.gemm(a, b, c)).
 
 The launch is the first of a 64^3 plan's (CuPy operands), as in
 eager-probe-h100-2026-11-25.log's "prepared launch" row (6.85-6.97 us).  Each
@@ -14,7 +22,9 @@ samples each; min and median are reported.  Not part of the package.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
+import os
 import statistics
 import sys
 import time
@@ -26,6 +36,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--out")
+    ap.add_argument("--append", help="append the result as one JSON line to this file")
     a = ap.parse_args(argv)
     import cupy as cp
 
@@ -52,7 +63,7 @@ def main(argv=None) -> int:
         attr.value.programmaticStreamSerializationAllowed = 1
         cfg.attrs = [attr]
         cfg.numAttrs = 1
-    func = driver.CUkernel(l0.kernel.handle)
+    func = driver.CUkernel(int(l0.kernel.handle))
     params = prep._params_addr
 
     def bindings():
@@ -60,13 +71,29 @@ def main(argv=None) -> int:
         if int(err):
             raise RuntimeError(err)
 
-    cases = {"PreparedLaunch (ctypes)": lambda: prep(0),
-             "cuLaunchKernelEx (cuda.bindings)": bindings,
-             "plan.execute()": p.execute}
+    # the plan cache's call: the operands' pointers written into the slots
+    ptrs = (x.data.ptr, y.data.ptr, z.data.ptr)
+    relocs = tuple((i, ptrs.index(v), 0) for i, v in enumerate(l0.args)
+                   if type(v) is int and v in ptrs)
+    prep_r = launcher.PreparedLaunch(l0.kernel, l0.grid, l0.block, l0.smem, l0.args, relocs)
+    cases = {"PreparedLaunch": lambda: prep(0),
+             f"PreparedLaunch, {len(relocs)} relocs": lambda: prep_r(0, ptrs),
+             "cuLaunchKernelEx (cuda.bindings)": bindings}
+    try:
+        from sgemm.runtime import cu
+        tree = "ctypes (runtime/cu.py)"
+        raw = cu.lib().launch_unchecked
+        call = (ctypes.pointer(prep.config(0)), cu.c_void_p(int(l0.kernel.handle)),
+                cu.c_void_p(params), None)
+        cases["cuLaunchKernelEx (ctypes)"] = lambda: raw(*call)
+    except ImportError:
+        tree = "cuda.bindings"
+    cases["plan.execute()"] = p.execute
+    cases["sgemm.gemm(a, b, c)"] = lambda: sgemm.gemm(x, y, z)
     # the launches compute z = x @ y: check it before timing
     ref = x.astype(cp.float64) @ y.astype(cp.float64)
     for name, f in cases.items():
-        if name != "plan.execute()" and len(p.launches) != 1:
+        if not name.startswith(("plan", "sgemm")) and len(p.launches) != 1:
             continue                 # one launch alone computes z only for a one-launch plan
         z.fill(0)
         f()
@@ -87,11 +114,11 @@ def main(argv=None) -> int:
             cp.cuda.Device().synchronize()
             samples[name]["wall_us"].append((t1 - t0) / a.n * 1e6)
             samples[name]["cpu_us"].append((c1 - c0) / a.n * 1e6)
-    doc = {"size": n, "n": a.n, "rounds": a.rounds, "pdl": pdl, "grid": list(l0.grid),
+    doc = {"tree": tree, "sgemm": os.path.dirname(sgemm.__file__), "size": n, "n": a.n, "rounds": a.rounds, "pdl": pdl, "grid": list(l0.grid),
            "block": l0.block, "kernel": l0.kernel.name,
            "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
            "python": sys.version.split()[0], "cases": {}}
-    print(f"one launch, {n}^3 plan's first kernel ({l0.kernel.name}, pdl={pdl}), "
+    print(f"[{tree}] one launch, {n}^3 plan's first kernel ({l0.kernel.name}, pdl={pdl}), "
           f"{a.n} per sample, {a.rounds} samples: us per launch, min / median")
     for name, s in samples.items():
         row = {k: {"min": min(v), "median": statistics.median(v), "all": v} for k, v in s.items()}
@@ -101,6 +128,9 @@ def main(argv=None) -> int:
     if a.out:
         with open(a.out, "w") as f:
             json.dump(doc, f, indent=1)
+    if a.append:
+        with open(a.append, "a") as f:
+            f.write(json.dumps(doc) + "\n")
     return 0
 
 

@@ -215,7 +215,8 @@ class PreparedLaunch:
     arguments during the call)."""
 
     __slots__ = ("kernel", "grid", "block", "smem", "args", "relocs", "_slots", "_params",
-                 "_params_addr", "_params_ptr", "_pdl", "_func", "_cfgs", "_lock", "_launch")
+                 "_params_addr", "_params_ptr", "_pdl", "_func", "_cfgs", "_calls", "_lock",
+                 "_launch")
 
     def __init__(self, kernel, grid, block, smem, args, relocs=()):
         self.kernel, self.grid, self.block, self.smem = kernel, tuple(grid), int(block), int(smem)
@@ -228,38 +229,42 @@ class PreparedLaunch:
         self._params_ptr = cu.c_void_p(self._params_addr)
         self._pdl = id(kernel) in _pdl
         self._func = cu.c_void_p(kernel.handle)
-        self._cfgs = {}          # stream handle -> (CUlaunchConfig, its address)
+        self._cfgs = {}          # stream handle -> CUlaunchConfig
+        self._calls = {}         # stream handle -> cuLaunchKernelEx's arguments, ready
         self._lock = threading.Lock()
-        self._launch = None      # cuLaunchKernelEx, bound at the first launch
+        self._launch = self._bind_launch
 
-    def _entry(self, stream_handle: int) -> tuple:
-        entry = self._cfgs.get(stream_handle)
-        if entry is None:
-            cfg = cu.launch_config(self.grid, (self.block, 1, 1), self.smem, stream_handle,
-                                   [cu.pdl_attribute()] if self._pdl else ())
-            entry = (cfg, cu.c_void_p(cu.ctypes.addressof(cfg)))
-            if len(self._cfgs) >= 64:      # many short-lived streams: start over
-                self._cfgs.clear()
-            self._cfgs[stream_handle] = entry
-        return entry
-
-    def _bind(self):
-        self._launch = cu.lib().cuLaunchKernelEx
-        return self._launch
+    def _bind_launch(self, *args) -> int:
+        """The first launch: bind cuLaunchKernelEx (loading the driver)."""
+        self._launch = cu.lib().launch_unchecked
+        return self._launch(*args)
 
     def config(self, stream_handle: int) -> cu.LaunchConfig:
         """The launch configuration on one stream (built once per stream)."""
-        return self._entry(stream_handle)[0]
+        cfg = self._cfgs.get(stream_handle)
+        if cfg is None:
+            cfg = cu.launch_config(self.grid, (self.block, 1, 1), self.smem, stream_handle,
+                                   [cu.pdl_attribute()] if self._pdl else ())
+            if len(self._cfgs) >= 64:      # many short-lived streams: start over
+                self._cfgs.clear()
+                self._calls.clear()
+            self._cfgs[stream_handle] = cfg
+            # a pointer object keeps the configuration it points to alive
+            self._calls[stream_handle] = (cu.ctypes.pointer(cfg), self._func,
+                                          self._params_ptr, None)
+        return cfg
 
     def __call__(self, stream_handle: int, ptrs=None) -> None:
-        cfg = (self._cfgs.get(stream_handle) or self._entry(stream_handle))[1]
-        launch_ex = self._launch or self._bind()
+        call = self._calls.get(stream_handle)
+        if call is None:
+            self.config(stream_handle)
+            call = self._calls[stream_handle]
         with self._lock:
             if ptrs is not None:
                 slots = self._slots
                 for i, op, off in self.relocs:
                     slots[i] = ptrs[op] + off
-            err = launch_ex(cfg, self._func, self._params_ptr, None)
+            err = self._launch(*call)
         if err:
             raise DeviceError(f"cuLaunchKernelEx failed for {self.kernel!r}: "
                               f"{cu.error_name(err)} ({err})")
