@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     try:
         from sgemm.runtime import cu
         tree = "ctypes (runtime/cu.py)"
-        raw = cu.lib().launch_unchecked
+        raw = cu.lib().cuLaunchKernelEx_unchecked
         call = (ctypes.pointer(prep.config(0)), cu.c_void_p(int(l0.kernel.handle)),
                 cu.c_void_p(params), None)
         cases["cuLaunchKernelEx (ctypes)"] = lambda: raw(*call)

@@ -121,6 +121,8 @@ PROTOTYPES: dict[str, tuple] = {
     "cuMemsetD32_v2": (c_uint64, c_uint, c_size_t),
 }
 
+UNCHECKED = ("cuLaunchKernelEx", "cuCtxGetCurrent")
+
 LIBRARY = "libcuda.so.1"
 
 
@@ -140,13 +142,15 @@ def _bind(raw) -> _Lib:
         if isinstance(raw, ctypes.CDLL):
             f.argtypes, f.restype = argtypes, c_int
         setattr(out, name, f)
-    # The per-launch entry point without argtypes: its callers pass ready
-    # ctypes objects (c_void_p, or None for NULL), which ctypes then hands
-    # over as they are instead of calling a converter per argument (~50-100
-    # ns a call on the CPU machine).  Anything else would be passed as a C
-    # int: only PreparedLaunch calls it.
-    out.launch_unchecked = (raw._FuncPtr(("cuLaunchKernelEx", raw))
-                            if isinstance(raw, ctypes.CDLL) else out.cuLaunchKernelEx)
+    # The per-call entry points again, without argtypes: their callers pass
+    # ready ctypes objects (c_void_p, byref(...), a pointer object, or None
+    # for NULL), which ctypes then hands over as they are instead of calling
+    # a converter per argument (cuCtxGetCurrent with a byref: 0.46 against
+    # 0.72 us a call on the CPU machine).  Anything else would be passed as
+    # a C int, so only the calls below use them.
+    for name in UNCHECKED:
+        setattr(out, name + "_unchecked", raw._FuncPtr((name, raw))
+                if isinstance(raw, ctypes.CDLL) else getattr(out, name))
     return out
 
 
@@ -250,9 +254,10 @@ def ctx_set_current(ctx: int) -> None:
 
 
 def ctx_get_current() -> int:
-    """The calling thread's current context (0: none)."""
+    """The calling thread's current context (0: none).  Every plan execution
+    asks it (device.make_current)."""
     ctx = c_void_p()
-    check(lib().cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
+    check((_ready[0] or lib()).cuCtxGetCurrent_unchecked(ctypes.byref(ctx)), "cuCtxGetCurrent")
     return ctx.value or 0
 
 

@@ -236,7 +236,7 @@ class PreparedLaunch:
 
     def _bind_launch(self, *args) -> int:
         """The first launch: bind cuLaunchKernelEx (loading the driver)."""
-        self._launch = cu.lib().launch_unchecked
+        self._launch = cu.lib().cuLaunchKernelEx_unchecked
         return self._launch(*args)
 
     def config(self, stream_handle: int) -> cu.LaunchConfig:

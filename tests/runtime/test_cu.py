@@ -172,3 +172,127 @@ def test_no_driver_is_a_device_error(monkeypatch):
         assert device.device_count() == 0
     finally:
         device.device_count.cache_clear()
+
+
+# A C stand-in for libcuda compiled against the installed cuda.h, loaded with
+# ctypes.CDLL as libcuda is: the argtypes, the unprototyped per-call entry
+# points and the structures go through a C compiler's view of the header.
+_STUB = r"""
+#include <string.h>
+#include <cuda.h>
+unsigned g_grid[3], g_block[3], g_smem, g_nattrs, g_attr_id, g_attr_val[3];
+unsigned long long g_stream, g_func, g_arg0, g_memset[3];
+int g_launches;
+static const char *names[] = {"CUDA_SUCCESS", "CUDA_ERROR_INVALID_VALUE"};
+CUresult cuGetErrorName(CUresult e, const char **s) {
+    if (e > 1) return CUDA_ERROR_INVALID_VALUE; *s = names[e]; return CUDA_SUCCESS; }
+CUresult cuInit(unsigned f) { return f ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS; }
+CUresult cuDeviceGetCount(int *n) { *n = 2; return CUDA_SUCCESS; }
+CUresult cuDeviceGet(CUdevice *d, int i) { *d = i; return CUDA_SUCCESS; }
+CUresult cuDeviceGetName(char *s, int len, CUdevice d) {
+    strncpy(s, "Stub GPU", len); return CUDA_SUCCESS; }
+CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) { *b = (size_t)80 << 30; return CUDA_SUCCESS; }
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
+    if (a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) { *v = 132 + d; return CUDA_SUCCESS; }
+    return CUDA_ERROR_INVALID_VALUE; }
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+    *c = (CUcontext)(0x5000ull + d); return CUDA_SUCCESS; }
+static CUcontext current;
+CUresult cuCtxSetCurrent(CUcontext c) { current = c; return CUDA_SUCCESS; }
+CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+CUresult cuLibraryLoadData(CUlibrary *l, const void *code, CUjit_option *o, void **ov,
+                           unsigned no, CUlibraryOption *lo, void **lov, unsigned nlo) {
+    if (no || nlo || memcmp(code, "cubin", 5)) return CUDA_ERROR_INVALID_VALUE;
+    *l = (CUlibrary)0x6000ull; return CUDA_SUCCESS; }
+CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary l, const char *name) {
+    if (strcmp(name, "_Z1kv")) return CUDA_ERROR_NOT_FOUND;
+    *k = (CUkernel)((unsigned long long)l + 1); return CUDA_SUCCESS; }
+CUresult cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel k, CUdevice d) {
+    return a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v > 0
+           ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) { return CUDA_SUCCESS; }
+static void record(const CUlaunchConfig *c) {
+    g_grid[0] = c->gridDimX; g_grid[1] = c->gridDimY; g_grid[2] = c->gridDimZ;
+    g_block[0] = c->blockDimX; g_block[1] = c->blockDimY; g_block[2] = c->blockDimZ;
+    g_smem = c->sharedMemBytes; g_stream = (unsigned long long)c->hStream;
+    g_nattrs = c->numAttrs; g_attr_id = c->numAttrs ? c->attrs[0].id : 0;
+    if (c->numAttrs && c->attrs[0].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+        g_attr_val[0] = c->attrs[0].value.clusterDim.x; g_attr_val[1] = c->attrs[0].value.clusterDim.y;
+        g_attr_val[2] = c->attrs[0].value.clusterDim.z;
+    } else if (c->numAttrs) {
+        g_attr_val[0] = c->attrs[0].value.programmaticStreamSerializationAllowed; } }
+CUresult cuOccupancyMaxActiveClusters(int *n, CUfunction f, const CUlaunchConfig *c) {
+    record(c); *n = 7; return CUDA_SUCCESS; }
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+    if (extra) return CUDA_ERROR_INVALID_VALUE;
+    record(c); g_func = (unsigned long long)f; g_arg0 = *(unsigned long long *)params[0];
+    g_launches++; return CUDA_SUCCESS; }
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p) {
+    if (a != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL || p < (1ull << 40)) return CUDA_ERROR_INVALID_VALUE;
+    *(int *)data = 1; return CUDA_SUCCESS; }
+CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned v, size_t n) {
+    g_memset[0] = p; g_memset[1] = v; g_memset[2] = n; return CUDA_SUCCESS; }
+"""
+
+
+@pytest.fixture
+def stub(tmp_path):
+    inc, cc = _cuda_h(), shutil.which("cc") or shutil.which("gcc")
+    if inc is None or cc is None:
+        pytest.skip("no cuda.h or no C compiler")
+    src, so = tmp_path / "stub.c", tmp_path / "libcudastub.so"
+    src.write_text(_STUB)
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", f"-I{inc}", str(src), "-o", str(so)],
+                   check=True, capture_output=True)
+    lib = ctypes.CDLL(str(so))
+    cu.use(lib)
+    yield lib
+    cu.use(None)
+
+
+def test_a_c_library_through_the_prototypes(stub):
+    """The calls as made to a real shared library (argtypes, the unchecked
+    per-call entry points, out-parameters, structures read by C code)."""
+    from sgemm.errors import DeviceError
+    from sgemm.runtime import launcher
+    g = lambda name, t=ctypes.c_uint: t.in_dll(stub, name).value        # noqa: E731
+    assert cu.device_count() == 2 and cu.device_get(1) == 1
+    assert cu.device_name(0) == "Stub GPU" and cu.device_total_mem(0) == 80 << 30
+    assert cu.device_attribute("MULTIPROCESSOR_COUNT", 1) == 133
+    assert cu.device_attribute("L2_CACHE_SIZE", 0) is None
+    ctx = cu.primary_ctx_retain(1)
+    cu.ctx_set_current(ctx)
+    assert ctx == 0x5001 and cu.ctx_get_current() == 0x5001
+    library = cu.library_load_data(b"cubin\0with\0NULs")
+    assert cu.library_get_kernel(library, b"_Z1kv") == 0x6001
+    with pytest.raises(DeviceError, match=r"cuLibraryGetKernel \(x\) failed: CUresult 500"):
+        cu.library_get_kernel(library, b"_Z1xv", " (x)")
+    cu.kernel_set_attribute(cu.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200000,
+                            0x6001, 0)
+    assert cu.pointer_device(1 << 40) == 1 and cu.pointer_device(4096) is None
+    cu.memset_d32(1 << 41, 0, 5)
+    assert list((ctypes.c_uint64 * 3).in_dll(stub, "g_memset")) == [1 << 41, 0, 5]
+
+    cfg = cu.launch_config((1, 1, 36), (256, 1, 1), 1024, 0, [cu.cluster_attribute(1, 1, 6)])
+    assert cu.occupancy_max_active_clusters(0x6001, cfg) == 7
+    assert g("g_attr_id") == 4 and list((ctypes.c_uint * 3).in_dll(stub, "g_attr_val")) == [1, 1, 6]
+
+    class K:
+        handle, name = 0x6001, "k"
+    k = K()
+    launcher._pdl.add(id(k))
+    try:
+        p = launcher.PreparedLaunch(k, (5, 4, 3), 128, 4096, (2**40 + 8, np.int32(3)),
+                                    relocs=((0, 0, 8),))
+    finally:
+        launcher._pdl.discard(id(k))
+    p(0xABC, [2**41])
+    assert list((ctypes.c_uint * 3).in_dll(stub, "g_grid")) == [5, 4, 3]
+    assert list((ctypes.c_uint * 3).in_dll(stub, "g_block")) == [128, 1, 1]
+    assert (g("g_smem"), g("g_stream", ctypes.c_uint64), g("g_func", ctypes.c_uint64)) == \
+        (4096, 0xABC, 0x6001)
+    assert (g("g_nattrs"), g("g_attr_id"), g("g_attr_val")) == (1, 6, 1)      # PDL allowed
+    assert g("g_arg0", ctypes.c_uint64) == 2**41 + 8                         # relocated
+    p(0)
+    assert g("g_stream", ctypes.c_uint64) == 0 and g("g_launches", ctypes.c_int) == 2
