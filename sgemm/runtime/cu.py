@@ -4,8 +4,9 @@ Loading a kernel from the bundle or the disk cache, querying the device and
 launching need about twenty driver entry points.  Reaching them through
 cuda.bindings cost a process's first call 33 ms of import in CuPy's
 environment and ~120 ms in PyTorch's, where it also imports cuda.pathfinder
-(docs/notes/first-call.md); ctypes and ``libcuda.so.1`` cost well under a
-millisecond.  cuda.core and cuda.bindings remain for NVRTC (a cache miss).
+(docs/notes/first-call.md); with this module instead, the whole first call
+took 27-28 ms on the H100 (the same notes, 2026-11-26).  cuda.core and
+cuda.bindings remain for NVRTC (a cache miss).
 
 Every function raises DeviceError naming the call and the CUresult (name from
 cuGetErrorName, and number).  Handles (CUcontext, CUlibrary, CUkernel,
