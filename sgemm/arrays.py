@@ -92,10 +92,9 @@ def _c_strides(shape) -> tuple[int, ...]:
 
 
 def _pointer_device(ptr: int) -> int:
-    from cuda.bindings import driver
-    attr = driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-    err, dev = driver.cuPointerGetAttribute(attr, ptr)
-    return int(dev) if int(err) == 0 else 0
+    from .runtime import cu
+    dev = cu.pointer_device(ptr)
+    return 0 if dev is None else dev
 
 
 

@@ -169,12 +169,9 @@ def allocate_workspace(nfloats: int, device_id: int, zero_floats: int = 0):
     d.set_current()     # cuda.core allocates only on its current device; the context the
     buf = d.allocate(nbytes)   # driver-API path made current is not one it knows of
     if zero_floats:
-        from cuda.bindings import driver
-        (err,) = driver.cuMemsetD32(int(buf.handle), 0, zero_floats)
-        if int(err) == 0:
-            (err,) = driver.cuCtxSynchronize()
-        if int(err) != 0:
-            raise RuntimeError(f"zeroing the split-K counters failed: {err}")
+        from .runtime import cu
+        cu.memset_d32(int(buf.handle), 0, zero_floats)      # DeviceError names the call
+        cu.ctx_synchronize()
     return buf, int(buf.handle)
 
 

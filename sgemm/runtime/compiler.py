@@ -75,10 +75,22 @@ def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
-@lru_cache(maxsize=None)
+_nvrtc: list = []          # (major, minor) once known
+
+
 def nvrtc_version() -> tuple[int, int]:
-    # part of every cache key, so a cache or bundle hit asks it too: through
-    # cuda.bindings only, never cuda.core (which nvrtc_compile imports)
+    """NVRTC's (major, minor): part of every cache key and of the bundle's
+    usability check, so a cache or bundle hit asks it too.  Read without
+    loading the 141 MB library (11 ms of dlopen) where the answer is certain
+    (``_nvrtc_version_on_disk``), else from the library through
+    cuda.bindings.nvrtc, never cuda.core.  A compile checks the answer
+    against the library it compiles with (``nvrtc_compile``)."""
+    if not _nvrtc:
+        _nvrtc.append(_nvrtc_version_on_disk() or _nvrtc_version_loaded())
+    return _nvrtc[0]
+
+
+def _nvrtc_version_loaded() -> tuple[int, int]:
     from .device import ensure_bindings
     ensure_bindings()
     from cuda.bindings import nvrtc
@@ -86,6 +98,72 @@ def nvrtc_version() -> tuple[int, int]:
     if int(err) != 0:
         raise CompileError(f"nvrtcVersion failed: {err}", "")
     return int(major), int(minor)
+
+
+# Where cuda.pathfinder, which loads NVRTC for cuda.bindings, looks first
+# (its descriptor for "nvrtc", cuda-pathfinder 1.9): a library already loaded
+# in the process under one of these sonames, then these directories of the
+# site-packages directories, in site.getsitepackages() order with the user's
+# ahead of them (behind a venv's own).
+_NVRTC_SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12")
+_NVRTC_WHEEL_DIRS = ("nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib")
+
+
+def _nvrtc_version_on_disk() -> tuple[int, int] | None:
+    """NVRTC's version where it can be known without loading the library.
+
+    A library already loaded (CuPy or PyTorch may have) is the one
+    cuda.bindings would use: it is asked directly (no load).  Otherwise, when
+    an NVRTC wheel's library is the first the loader would find, the version
+    is the one of ``libnvrtc-builtins.so.MAJOR.MINOR`` beside it (NVRTC
+    loads the builtins of its own major.minor, so they name its version),
+    which the wheel's dist-info must agree with.  Anything else -- no wheel,
+    two builtins, a disagreeing dist-info, another platform -- returns None
+    and the caller loads the library.  A wrong answer could only mislabel
+    cache entries (bundled cubins are valid machine code whichever NVRTC
+    is installed), and a compile corrects it (``nvrtc_compile``)."""
+    import sys
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        for soname in _NVRTC_SONAMES:
+            try:
+                lib = ctypes.CDLL(soname, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+            except OSError:
+                continue
+            major, minor = ctypes.c_int(), ctypes.c_int()
+            if lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)) != 0:
+                return None
+            return major.value, minor.value
+        import site
+        parents = list(site.getsitepackages())
+        if site.ENABLE_USER_SITE and site.getusersitepackages():
+            parents.insert(1 if sys.prefix != sys.base_prefix else 0, site.getusersitepackages())
+        for rel in _NVRTC_WHEEL_DIRS:
+            for parent in parents:
+                libdir = os.path.join(parent, rel)
+                found = [n for n in _NVRTC_SONAMES if os.path.isfile(os.path.join(libdir, n))]
+                if found:
+                    return _wheel_nvrtc_version(parent, libdir, int(found[0].rsplit(".", 1)[1]))
+    except (OSError, ValueError, AttributeError):
+        return None
+    return None
+
+
+def _wheel_nvrtc_version(site_dir: str, libdir: str, major: int) -> tuple[int, int] | None:
+    builtins = [m for m in (re.fullmatch(r"libnvrtc-builtins\.so\.(\d+)\.(\d+)", n)
+                            for n in os.listdir(libdir)) if m]
+    if len(builtins) != 1:
+        return None
+    version = int(builtins[0].group(1)), int(builtins[0].group(2))
+    if version[0] != major:
+        return None
+    wheels = [m for m in (re.fullmatch(r"nvidia_cuda_nvrtc(?:_cu\d+)?-(\d+)\.(\d+)[^-]*\.dist-info",
+                                       n) for n in os.listdir(site_dir)) if m]
+    if len(wheels) != 1 or (int(wheels[0].group(1)), int(wheels[0].group(2))) != version:
+        return None
+    return version
 
 
 def _sources_digest() -> str:
@@ -325,6 +403,7 @@ def nvrtc_compile(source_file: str, name_expression: str, arch: str,
     opts = ProgramOptions(arch=arch, std="c++17", include_path=[str(KERNEL_DIR)],
                           ptxas_options=["-v"], lineinfo=debug, name=source_file,
                           define_macro=defines or None)
+    _check_nvrtc_version()
     key = cache_key(source_file, name_expression, arch, extra, debug)
     best, best_cost = None, None
     for _ in range(LOCAL_MEMORY_DRAWS):
@@ -343,6 +422,17 @@ def nvrtc_compile(source_file: str, name_expression: str, arch: str,
         if cost == (0, 0):
             break
     return best
+
+
+def _check_nvrtc_version() -> None:
+    """Key what is compiled by the NVRTC that compiles it: where the version
+    read from disk (``_nvrtc_version_on_disk``) differs from the loaded
+    library's, take the library's from now on, and read the bundle's index
+    again under it."""
+    loaded = _nvrtc_version_loaded()
+    if nvrtc_version() != loaded:
+        _nvrtc[:] = [loaded]
+        forget_bundle()
 
 
 def _local_memory(c: Compiled) -> tuple[int, int]:
@@ -374,6 +464,8 @@ def compile_kernel(source_file: str, name_expression: str, arch: str,
                     c = _read_entry(path, key)
                     if c is None:
                         c = nvrtc_compile(source_file, name_expression, arch, extra, debug)
+                        if c.key != key:    # NVRTC's version was corrected by the compile
+                            path = cache_dir() / f"{c.key}.cubin"
                         _write_entry(path, c)
                         if debug:
                             dump_sass(c, path.with_suffix(".sass"))

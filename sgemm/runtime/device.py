@@ -2,10 +2,10 @@
 
 Nothing here runs at import time: a machine without a GPU (or without a
 driver) can import sgemm and learns about it only when it asks.  Queries and
-the current context go through cuda.bindings' driver API, not cuda.core:
-a process's first call, served by the bundle or the disk cache, must not
-pay for importing cuda.core (docs/first-call.md); only an NVRTC compile
-imports it (``ensure_imports``).
+the current context go through the ctypes driver layer (runtime/cu.py), not
+cuda.bindings or cuda.core: a process's first call, served by the bundle or
+the disk cache, must not pay for importing them (docs/first-call.md); only an
+NVRTC compile imports them (``ensure_imports``).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import DeviceError
+from . import cu
 
 
 @dataclass(frozen=True)
@@ -67,15 +68,12 @@ _imported = {"bindings": False, "core": False}
 
 
 def ensure_bindings() -> None:
-    """Import cuda.bindings' driver and NVRTC modules once, under a lock.
-    They are all that loading and launching a cached kernel needs: 45-60 ms
-    of import on the CPU machine against 210-350 ms for cuda.core, which
-    imports them too (docs/notes/first-call.md)."""
+    """Import cuda.bindings' NVRTC module once, under a lock (for NVRTC's
+    version where it cannot be read without loading the library: compiler.py)."""
     if _imported["bindings"]:
         return
     with _import_lock:
         if not _imported["bindings"]:
-            import cuda.bindings.driver  # noqa: F401
             import cuda.bindings.nvrtc  # noqa: F401
             _imported["bindings"] = True
 
@@ -94,34 +92,17 @@ def ensure_imports() -> None:
             _imported["core"] = True
 
 
-_inited = [False]
-
-
-def _driver():
-    """cuda.bindings.driver, with cuInit done (once; it is idempotent)."""
-    ensure_bindings()
-    from cuda.bindings import driver
-    if not _inited[0]:
-        check(driver.cuInit(0)[0], "cuInit")
-        _inited[0] = True
-    return driver
-
-
-def check(err, what: str) -> None:
-    """Raise DeviceError for a failed driver call, naming the call and the
-    CUresult (by its enum name: asking the driver for its text would be one
-    more call that can fail)."""
-    if int(err):
-        raise DeviceError(f"{what} failed: {getattr(err, 'name', err)} ({int(err)})")
+def check(err: int, what: str) -> None:
+    """Raise DeviceError for a failed driver call (CUresult ``err``), naming
+    the call and the CUresult."""
+    cu.check(err, what)
 
 
 @lru_cache(maxsize=1)
 def device_count() -> int:
     """Number of CUDA devices; 0 when there is no driver or no GPU."""
     try:
-        driver = _driver()
-        err, n = driver.cuDeviceGetCount()
-        return int(n) if int(err) == 0 else 0
+        return cu.device_count()
     except Exception:
         return 0
 
@@ -136,7 +117,7 @@ def require_gpu() -> None:
                           "sgemm needs an NVIDIA GPU to run kernels")
 
 
-def _handle(device_id: int):
+def _handle(device_id: int) -> int:
     """The driver's CUdevice for an ordinal; ValueError (with cuda.core's
     words, which this replaced) when out of range."""
     n = device_count()
@@ -144,64 +125,45 @@ def _handle(device_id: int):
         raise ValueError(f"device_id must be >= 0, got {device_id}")
     if device_id >= n:
         raise ValueError(f"device_id must be within [0, {n}), got {device_id}")
-    driver = _driver()
-    err, dev = driver.cuDeviceGet(device_id)
-    check(err, "cuDeviceGet")
-    return dev
-
-
-def _attribute(driver, dev, name: str) -> int:
-    """One device attribute; 0 where this driver does not know it
-    (CUDA_ERROR_INVALID_VALUE), as cuda.core's DeviceProperties reads them."""
-    err, value = driver.cuDeviceGetAttribute(getattr(driver.CUdevice_attribute, name), dev)
-    if err == driver.CUresult.CUDA_ERROR_INVALID_VALUE:
-        return 0
-    check(err, f"cuDeviceGetAttribute({name})")
-    return int(value)
+    return cu.device_get(device_id)
 
 
 @lru_cache(maxsize=None)
 def info(device_id: int = 0) -> DeviceInfo:
     require_gpu()
     dev = _handle(device_id)
-    driver = _driver()
-    err, raw = driver.cuDeviceGetName(256, dev)
-    check(err, "cuDeviceGetName")
-    name = bytes(raw).split(b"\0")[0].decode()
 
     def a(attr: str) -> int:
-        return _attribute(driver, dev, "CU_DEVICE_ATTRIBUTE_" + attr)
+        # 0 where this driver does not know the attribute, as cuda.core's
+        # DeviceProperties reads them
+        return cu.device_attribute(attr, dev) or 0
 
-    err, total = driver.cuDeviceTotalMem(dev)
     return DeviceInfo(
-        id=device_id, name=name,
+        id=device_id, name=cu.device_name(dev),
         cc=(a("COMPUTE_CAPABILITY_MAJOR"), a("COMPUTE_CAPABILITY_MINOR")),
         sm_count=a("MULTIPROCESSOR_COUNT"),
         smem_optin=a("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN") or a("MAX_SHARED_MEMORY_PER_BLOCK"),
         smem_per_sm=a("MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
         l2_bytes=a("L2_CACHE_SIZE"), clock_khz=a("CLOCK_RATE"),
         memory_clock_khz=a("MEMORY_CLOCK_RATE"), bus_width_bits=a("GLOBAL_MEMORY_BUS_WIDTH"),
-        total_memory=int(total) if int(err) == 0 else 0)
+        total_memory=_total_mem(dev))
+
+
+def _total_mem(dev: int) -> int:
+    try:
+        return cu.device_total_mem(dev)
+    except DeviceError:          # informational only: never fail a call for it
+        return 0
 
 
 _current: list[int] = [-1]
 
 
-_get_ctx: list = []         # driver.cuCtxGetCurrent, once imported (a per-call cost)
-
-
 def make_current(device_id: int) -> None:
     """Make the device's primary context current (the one CuPy and PyTorch use)."""
-    if _current[0] == device_id:
-        if not _get_ctx:
-            from cuda.bindings import driver
-            _get_ctx.append(driver.cuCtxGetCurrent)
-        err, ctx = _get_ctx[0]()
-        if not int(err) and int(ctx) == _primary_ctx(device_id):
-            return
-    driver = _driver()
-    (err,) = driver.cuCtxSetCurrent(driver.CUcontext(_primary_ctx(device_id)))
-    check(err, "cuCtxSetCurrent")
+    if _current[0] == device_id and cu.ctx_get_current() == _primary_ctx(device_id):
+        return
+    cu.ctx_set_current(_primary_ctx(device_id))
     # cuda.core keeps its own per-thread record of the device made current
     # through it (Device.allocate refuses without one).  Where cuda.core is
     # already loaded, for code that still allocates or launches through it,
@@ -217,7 +179,4 @@ def make_current(device_id: int) -> None:
 def _primary_ctx(device_id: int) -> int:
     """The address of the device's primary context, retained once for the
     life of the process (CuPy and PyTorch retain the same one)."""
-    driver = _driver()
-    err, ctx = driver.cuDevicePrimaryCtxRetain(_handle(device_id))
-    check(err, "cuDevicePrimaryCtxRetain")
-    return int(ctx)
+    return cu.primary_ctx_retain(_handle(device_id))

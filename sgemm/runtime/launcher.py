@@ -1,9 +1,10 @@
 """Load compiled kernels and launch them on the caller's stream.
 
-Cubins are loaded through cuda.bindings' driver API (cuLibraryLoadData and
-cuLibraryGetKernel, as cuda.core's ObjectCode does), so a call whose kernels
-come from the bundle or the disk cache never imports cuda.core: that import
-was half of a process's first call (docs/first-call.md).  Plans and the plan
+Cubins are loaded through the driver API (cuLibraryLoadData and
+cuLibraryGetKernel, as cuda.core's ObjectCode does) by way of the ctypes layer
+runtime/cu.py, so a call whose kernels come from the bundle or the disk cache
+imports neither cuda.core nor cuda.bindings: those imports were most of a
+process's first call (docs/first-call.md).  Plans and the plan
 cache, which launch the same arguments again and again, pack them once into a
 PreparedLaunch and call cuLaunchKernelEx directly.  ``launch`` goes through
 cuda.core.launch, and SGEMM_LAUNCH=core sends plans there too (A/B runs)."""
@@ -17,7 +18,8 @@ from ..kernels.params import TileParams
 from ..kernels.spec import KernelSpec
 from ..problem import Problem
 from .compiler import Compiled, compile_kernel
-from .device import DeviceInfo, check, ensure_bindings, ensure_imports, make_current
+from . import cu
+from .device import DeviceInfo, ensure_imports, make_current
 
 _loaded: dict[tuple, object] = {}
 _lock = threading.Lock()
@@ -29,16 +31,17 @@ _pdl: set[int] = set()     # id() of loaded kernels launched with programmatic s
 class LoadedKernel:
     """One kernel loaded through the driver.
 
-    ``handle`` is its CUkernel (what cuLaunchKernelEx, the occupancy queries
-    and cuKernelSetAttribute take), ``library`` the CUlibrary holding its
-    code, kept so that the code stays loaded for the life of the process, and
-    ``name`` its name expression, for messages.  ``core()`` wraps the same
-    CUkernel as a cuda.core Kernel for cuda.core.launch, on first use only."""
+    ``handle`` is its CUkernel as an int (what cuLaunchKernelEx, the occupancy
+    queries and cuKernelSetAttribute take), ``library`` the CUlibrary holding
+    its code, never unloaded, ``image`` the cubin it was loaded from (kept
+    referenced with it), and ``name`` its name expression, for messages.
+    ``core()`` wraps the same CUkernel as a cuda.core Kernel for
+    cuda.core.launch, on first use only."""
 
-    __slots__ = ("handle", "library", "name", "_core")
+    __slots__ = ("handle", "library", "image", "name", "_core")
 
-    def __init__(self, handle, library, name: str):
-        self.handle, self.library, self.name = handle, library, name
+    def __init__(self, handle: int, library: int, name: str, image: bytes = b""):
+        self.handle, self.library, self.name, self.image = handle, library, name, image
         self._core = None
 
     def core(self):
@@ -66,12 +69,10 @@ def _mangled(symbols: dict, expr: str) -> bytes:
 
 def load(compiled: Compiled, expr: str) -> LoadedKernel:
     """Load a cubin and get one kernel from it, through the driver only."""
-    driver = _cuda_driver()
-    err, library = driver.cuLibraryLoadData(compiled.cubin, [], [], 0, [], [], 0)
-    check(err, f"cuLibraryLoadData ({expr})")
-    err, kernel = driver.cuLibraryGetKernel(library, _mangled(compiled.symbol_mapping, expr))
-    check(err, f"cuLibraryGetKernel ({expr})")
-    return LoadedKernel(kernel, library, expr)
+    image = bytes(compiled.cubin)
+    library = cu.library_load_data(image, f" ({expr})")
+    kernel = cu.library_get_kernel(library, _mangled(compiled.symbol_mapping, expr), f" ({expr})")
+    return LoadedKernel(kernel, library, expr, image)
 
 
 def pdl_enabled(spec: KernelSpec, dev: DeviceInfo) -> bool:
@@ -121,40 +122,23 @@ def clusters_at_once(dev: DeviceInfo, cs: int, config: str = "k4") -> int:
         spec = registry.get("db_cluster")
         p = spec.configs[config].replace(split_k=cs)
         k = get_kernel(spec, p, False, False, True, dev)
-        driver = _cuda_driver()
-        cfg = driver.CUlaunchConfig()
         # a grid of cs clusters of cs blocks: what cuda.core's
         # LaunchConfig(grid=(1, 1, cs), cluster=(1, 1, cs)) handed the driver
-        # (its grid counts clusters) when this query went through it
-        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = 1, 1, cs * cs
-        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = p.threads, 1, 1
-        cfg.sharedMemBytes = spec.dynamic_smem(p)
-        cfg.hStream = driver.CUstream(0)     # the default stream: the query reads its context
-        attr = driver.CUlaunchAttribute()
-        attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        dim = attr.value.clusterDim
-        dim.x, dim.y, dim.z = 1, 1, cs
-        cfg.attrs = [attr]
-        cfg.numAttrs = 1
+        # (its grid counts clusters) when this query went through it; the
+        # default stream, whose context the query reads
+        cfg = cu.launch_config((1, 1, cs * cs), (p.threads, 1, 1), spec.dynamic_smem(p), 0,
+                               [cu.cluster_attribute(1, 1, cs)])
         make_current(dev.id)
-        err, count = driver.cuOccupancyMaxActiveClusters(k.handle, cfg)
-        check(err, f"cuOccupancyMaxActiveClusters ({k.name}, clusters of {cs})")
-        n = _at_once[key] = int(count)
+        n = _at_once[key] = cu.occupancy_max_active_clusters(
+            k.handle, cfg, f" ({k.name}, clusters of {cs})")
     return n
 
 
 def _allow_dynamic_smem(kernel, nbytes: int, device_id: int) -> None:
     """Raise the kernel's dynamic shared-memory limit above the 48 KiB default."""
-    from cuda.bindings import driver
-    attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    h = kernel.handle
-    if isinstance(h, driver.CUkernel):
-        err, dev = driver.cuDeviceGet(device_id)
-        (err,) = driver.cuKernelSetAttribute(attr, nbytes, h, dev)
-    else:
-        (err,) = driver.cuFuncSetAttribute(h, attr, nbytes)
-    if int(err) != 0:
-        raise RuntimeError(f"could not allow {nbytes} B of dynamic shared memory: {err}")
+    cu.kernel_set_attribute(cu.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes,
+                            kernel.handle, cu.device_get(device_id),
+                            f" (allowing {nbytes} B of dynamic shared memory to {kernel.name})")
 
 
 def as_stream(stream):
@@ -215,18 +199,6 @@ def pack_args(args) -> array.array:
     return slots
 
 
-_driver = None
-
-
-def _cuda_driver():
-    global _driver
-    if _driver is None:
-        ensure_bindings()
-        from cuda.bindings import driver
-        _driver = driver
-    return _driver
-
-
 class PreparedLaunch:
     """One launch whose configuration and arguments are built once.
 
@@ -236,11 +208,15 @@ class PreparedLaunch:
     cuLaunchKernelEx with them: no per-call conversion of 14 Python arguments
     and of the launch configuration, which cuda.core.launch does on every call
     (H200 host, one run: 7.0 against 9.1 us a launch; the host rows of
-    `python bench/suite.py`).  A lock keeps two threads from interleaving the slot
-    writes and the launch (the driver copies the arguments during the call)."""
+    `python bench/suite.py`).  The CUlaunchConfig (runtime/cu.py) is built
+    once per stream, and every argument of the ctypes call is a ready ctypes
+    object, so the call converts nothing.  A lock keeps two threads from
+    interleaving the slot writes and the launch (the driver copies the
+    arguments during the call)."""
 
     __slots__ = ("kernel", "grid", "block", "smem", "args", "relocs", "_slots", "_params",
-                 "_params_addr", "_pdl", "_func", "_cfgs", "_lock")
+                 "_params_addr", "_params_ptr", "_pdl", "_func", "_cfgs", "_calls", "_lock",
+                 "_launch")
 
     def __init__(self, kernel, grid, block, smem, args, relocs=()):
         self.kernel, self.grid, self.block, self.smem = kernel, tuple(grid), int(block), int(smem)
@@ -250,43 +226,48 @@ class PreparedLaunch:
         # void**: one address per slot; both arrays live (unmoved) in self
         self._params = array.array("Q", [base + 8 * i for i in range(len(self.args))])
         self._params_addr = self._params.buffer_info()[0]
+        self._params_ptr = cu.c_void_p(self._params_addr)
         self._pdl = id(kernel) in _pdl
-        self._func = kernel.handle
+        self._func = cu.c_void_p(kernel.handle)
         self._cfgs = {}          # stream handle -> CUlaunchConfig
+        self._calls = {}         # stream handle -> cuLaunchKernelEx's arguments, ready
         self._lock = threading.Lock()
+        self._launch = self._bind_launch
 
-    def config(self, stream_handle: int):
+    def _bind_launch(self, *args) -> int:
+        """The first launch: bind cuLaunchKernelEx (loading the driver)."""
+        self._launch = cu.lib().cuLaunchKernelEx_unchecked
+        return self._launch(*args)
+
+    def config(self, stream_handle: int) -> cu.LaunchConfig:
         """The launch configuration on one stream (built once per stream)."""
         cfg = self._cfgs.get(stream_handle)
         if cfg is None:
-            driver = _cuda_driver()
-            cfg = driver.CUlaunchConfig()
-            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = (int(g) for g in self.grid)
-            cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = self.block, 1, 1
-            cfg.sharedMemBytes = self.smem
-            cfg.hStream = driver.CUstream(stream_handle)
-            if self._pdl:
-                attr = driver.CUlaunchAttribute()
-                attr.id = (driver.CUlaunchAttributeID
-                           .CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
-                attr.value.programmaticStreamSerializationAllowed = 1
-                cfg.attrs = [attr]
-                cfg.numAttrs = 1
+            cfg = cu.launch_config(self.grid, (self.block, 1, 1), self.smem, stream_handle,
+                                   [cu.pdl_attribute()] if self._pdl else ())
             if len(self._cfgs) >= 64:      # many short-lived streams: start over
                 self._cfgs.clear()
+                self._calls.clear()
             self._cfgs[stream_handle] = cfg
+            # a pointer object keeps the configuration it points to alive
+            self._calls[stream_handle] = (cu.ctypes.pointer(cfg), self._func,
+                                          self._params_ptr, None)
         return cfg
 
     def __call__(self, stream_handle: int, ptrs=None) -> None:
-        cfg = self._cfgs.get(stream_handle) or self.config(stream_handle)
+        call = self._calls.get(stream_handle)
+        if call is None:
+            self.config(stream_handle)
+            call = self._calls[stream_handle]
         with self._lock:
             if ptrs is not None:
                 slots = self._slots
                 for i, op, off in self.relocs:
                     slots[i] = ptrs[op] + off
-            (err,) = _driver.cuLaunchKernelEx(cfg, self._func, self._params_addr, 0)
-        if int(err):
-            raise DeviceError(f"cuLaunchKernelEx failed for {self.kernel!r}: {err!r}")
+            err = self._launch(*call)
+        if err:
+            raise DeviceError(f"cuLaunchKernelEx failed for {self.kernel!r}: "
+                              f"{cu.error_name(err)} ({err})")
 
 
 def launch(kernel, grid: tuple[int, int, int], block: int, smem: int, stream, args) -> None:

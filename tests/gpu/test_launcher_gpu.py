@@ -99,8 +99,9 @@ def test_a_refused_launch_raises():
 
 
 # A fresh process's first call, its kernels served by the bundle or the disk
-# cache: loaded and launched through cuda.bindings' driver API, cuda.core never
-# imported (runtime/launcher.py; its import was half of such a call, see
+# cache: loaded and launched through the ctypes driver layer (runtime/cu.py),
+# cuda.core, cuda.bindings' driver module and cuda.pathfinder never imported
+# (runtime/launcher.py; their import was most of such a call, see
 # docs/notes/first-call.md).  The CPU twin with a stand-in driver is
 # tests/runtime/test_loading.py.
 _FIRST_CALL = '''
@@ -111,6 +112,7 @@ b = cp.random.standard_normal((512, 768), dtype=cp.float32)
 ref = a.astype(cp.float64) @ b.astype(cp.float64)
 cp.cuda.Device().synchronize()
 before = sorted(m for m in sys.modules if m.startswith("cuda.core"))
+cuda_before = {m for m in sys.modules if m.startswith("cuda.")}
 import sgemm
 from sgemm.runtime import compiler
 if sys.argv[1] == "hit":
@@ -121,8 +123,10 @@ t = time.perf_counter()
 c = sgemm.gemm(a, b)
 cp.cuda.Device().synchronize()
 ms = (time.perf_counter() - t) * 1e3
+new_cuda = sorted({m for m in sys.modules if m.startswith("cuda.")} - cuda_before)
 err = float(cp.abs(c - ref).max() / cp.abs(ref).max())
-print(json.dumps({"before": before, "ms": ms, "err": err,
+print(json.dumps({"before": before, "ms": ms, "err": err, "new_cuda": new_cuda,
+                  "nvrtc_on_disk": compiler._nvrtc_version_on_disk() is not None,
                   "after": sorted(m for m in sys.modules if m.startswith("cuda.core"))}))
 '''
 
@@ -148,3 +152,7 @@ def test_first_call_from_warm_kernels_does_not_import_cuda_core(tmp_path):
     assert hit["err"] < 1e-5, hit
     print(f"first sgemm.gemm of a fresh process, kernels warm: {hit['ms']:.1f} ms")
     assert hit["after"] == [], f"the first call imported {hit['after']}"
+    assert not [m for m in hit["new_cuda"] if m.startswith(("cuda.bindings.driver",
+                                                           "cuda.core"))], hit["new_cuda"]
+    if hit["nvrtc_on_disk"]:      # NVRTC's version read without cuda.bindings.nvrtc
+        assert hit["new_cuda"] == [], hit["new_cuda"]

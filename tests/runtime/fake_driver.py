@@ -1,18 +1,19 @@
-"""A stand-in for cuda.bindings.driver, for running a whole first call on a
-machine without a GPU (tests/runtime/test_loading.py).
+"""A stand-in for libcuda, for running a whole first call on a machine
+without a GPU (tests/runtime/test_loading.py, bench/probes/first_call.py).
 
-``install()`` puts it in place of the real module before sgemm imports it:
-the real module's types and enums (CUlaunchConfig, CUkernel, CUresult, ...)
-show through, and the calls that need a driver and a device answer as an
-H100 would and record what they were asked (``calls``).  Loading a cubin
-records its bytes and returns a made-up handle; launching records the grid.
-Nothing runs on a GPU, so the results are meaningless: the point is which
-calls are made and what gets imported while making them.
+``install()`` hands sgemm's ctypes driver layer (sgemm/runtime/cu.py) a
+library of ctypes callbacks built from its own prototypes, so every argument
+is marshalled as it is for libcuda (structures passed by address, outputs
+written through pointers).  The calls that need a device answer as an H100
+would and record what they were asked (``calls``).  Loading a cubin records
+its bytes and returns a made-up handle; launching records the grid.  Nothing
+runs on a GPU, so the results are meaningless: the point is which calls are
+made and what gets imported while making them.  It imports neither
+cuda.bindings nor cuda.core.
 """
 from __future__ import annotations
 
-import sys
-import types
+import ctypes
 
 H100 = {    # CU_DEVICE_ATTRIBUTE_<name>: value, an H100 SXM's
     "COMPUTE_CAPABILITY_MAJOR": 9, "COMPUTE_CAPABILITY_MINOR": 0,
@@ -22,112 +23,167 @@ H100 = {    # CU_DEVICE_ATTRIBUTE_<name>: value, an H100 SXM's
     "GLOBAL_MEMORY_BUS_WIDTH": 5120,
 }
 NAME = b"NVIDIA H100 80GB HBM3"
+ERRORS = {0: b"CUDA_SUCCESS", 1: b"CUDA_ERROR_INVALID_VALUE", 200: b"CUDA_ERROR_INVALID_IMAGE",
+          500: b"CUDA_ERROR_NOT_FOUND"}
+LAUNCH_ATTRIBUTES = {4: "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION",
+                     6: "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION"}
+FUNC_ATTRIBUTES = {8: "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"}
 
 calls: dict[str, list] = {}
+fail: dict[str, int] = {}       # symbol -> CUresult it returns instead (tests set it)
 
 
-class _Driver(types.ModuleType):
-    def __getattr__(self, name):
-        return getattr(self._real, name)
+class _Lib:
+    pass
 
 
-def install(attributes: dict | None = None) -> types.ModuleType:
-    """Replace cuda.bindings.driver (sys.modules and the package attribute).
-    ``attributes`` overrides H100's; None makes one unknown to the driver."""
-    import cuda.bindings
-    import cuda.bindings.driver as real
+def _attrs(cfg) -> list:
+    return [(LAUNCH_ATTRIBUTES.get(a.id, a.id),
+             (a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z)
+             if a.id == 4 else a.value.programmaticStreamSerializationAllowed)
+            for a in cfg.attrs[:cfg.numAttrs]]
+
+
+def install(attributes: dict | None = None, record_launches: bool = True):
+    """Make the stand-in sgemm's driver.  ``attributes`` overrides H100's;
+    None makes one unknown to the driver.  Returns the library object (its
+    attributes are the ctypes callbacks)."""
+    from sgemm.runtime import cu
     attrs = dict(H100, **(attributes or {}))
-    ok = real.CUresult.CUDA_SUCCESS
+    ids = {v: k for k, v in cu.DEVICE_ATTRIBUTES.items()}
     state = {"ctx": 0}
-    fake = _Driver("cuda.bindings.driver")
-    fake._real = real
+    handlers = {}
+    keep = {}          # callback objects and strings handed out must stay alive
 
     def record(name, *args):
         calls.setdefault(name, []).append(args)
 
     def define(f):
-        setattr(fake, f.__name__, f)
+        handlers[f.__name__] = f
         return f
+
+    @define
+    def cuGetErrorName(code, out):
+        if code not in ERRORS:
+            return 1
+        out[0] = ERRORS[code]
+        return 0
 
     @define
     def cuInit(flags):
         record("cuInit", flags)
-        return (ok,)
+        return 0
 
     @define
-    def cuDeviceGetCount():
-        return (ok, 1)
+    def cuDeviceGetCount(out):
+        out[0] = 1
+        return 0
 
     @define
-    def cuDeviceGet(ordinal):
-        return (ok, real.CUdevice(ordinal))
+    def cuDeviceGet(out, ordinal):
+        out[0] = ordinal
+        return 0
 
     @define
-    def cuDeviceGetName(length, dev):
-        return (ok, NAME.ljust(length, b"\0"))
+    def cuDeviceGetName(buf, length, dev):
+        ctypes.memmove(buf, NAME + b"\0", min(length, len(NAME) + 1))
+        return 0
 
     @define
-    def cuDeviceGetAttribute(attr, dev):
-        name = attr.name.removeprefix("CU_DEVICE_ATTRIBUTE_")
+    def cuDeviceGetAttribute(out, attr, dev):
+        name = ids.get(attr)
         if attrs.get(name) is None:             # not known to this driver
-            return (real.CUresult.CUDA_ERROR_INVALID_VALUE, 0)
-        return (ok, attrs[name])
+            return 1
+        out[0] = attrs[name]
+        return 0
 
     @define
-    def cuDeviceTotalMem(dev):
-        return (ok, 80 * 2**30)
+    def cuDeviceTotalMem_v2(out, dev):
+        out[0] = 80 * 2**30
+        return 0
 
     @define
-    def cuDevicePrimaryCtxRetain(dev):
-        record("cuDevicePrimaryCtxRetain", int(dev))
-        return (ok, real.CUcontext(0x5000 + int(dev)))
+    def cuDevicePrimaryCtxRetain(out, dev):
+        record("cuDevicePrimaryCtxRetain", dev)
+        out[0] = 0x5000 + dev
+        return 0
 
     @define
     def cuCtxSetCurrent(ctx):
-        record("cuCtxSetCurrent", int(ctx))
-        state["ctx"] = int(ctx)
-        return (ok,)
+        record("cuCtxSetCurrent", ctx or 0)
+        state["ctx"] = ctx or 0
+        return 0
 
     @define
-    def cuCtxGetCurrent():
-        return (ok, real.CUcontext(state["ctx"]))
+    def cuCtxGetCurrent(out):
+        out[0] = state["ctx"] or None
+        return 0
 
     @define
-    def cuPointerGetAttribute(attr, ptr):
-        return (ok, 0)
+    def cuCtxSynchronize():
+        record("cuCtxSynchronize")
+        return 0
 
     @define
-    def cuLibraryLoadData(code, *options):
-        record("cuLibraryLoadData", bytes(code))
-        return (ok, real.CUlibrary(0x6000 + len(calls["cuLibraryLoadData"])))
+    def cuPointerGetAttribute(data, attr, ptr):
+        ctypes.c_int.from_address(data).value = 0
+        return 0
 
     @define
-    def cuLibraryGetKernel(library, name):
-        record("cuLibraryGetKernel", int(library), name)
-        return (ok, real.CUkernel(0x7000 + len(calls["cuLibraryGetKernel"])))
+    def cuMemsetD32_v2(ptr, value, count):
+        record("cuMemsetD32", ptr, value, count)
+        return 0
+
+    @define
+    def cuLibraryLoadData(out, code, *options):
+        record("cuLibraryLoadData", ctypes.string_at(code))    # made-up cubins hold no NUL
+        out[0] = 0x6000 + len(calls["cuLibraryLoadData"])
+        return 0
+
+    @define
+    def cuLibraryGetKernel(out, library, name):
+        record("cuLibraryGetKernel", library, name)
+        out[0] = 0x7000 + len(calls["cuLibraryGetKernel"])
+        return 0
 
     @define
     def cuKernelSetAttribute(attr, value, kernel, dev):
-        record("cuKernelSetAttribute", attr.name, value, int(kernel))
-        return (ok,)
+        record("cuKernelSetAttribute", FUNC_ATTRIBUTES.get(attr, attr), value, kernel)
+        return 0
 
     @define
-    def cuOccupancyMaxActiveClusters(func, config):
-        attrs = [(a.id.name, (a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z))
-                 for a in config.attrs[:config.numAttrs]]
-        record("cuOccupancyMaxActiveClusters", int(func),
-               (config.gridDimX, config.gridDimY, config.gridDimZ), config.blockDimX, attrs)
-        return (ok, 16)
+    def cuFuncSetAttribute(func, attr, value):
+        record("cuFuncSetAttribute", func, FUNC_ATTRIBUTES.get(attr, attr), value)
+        return 0
+
+    @define
+    def cuOccupancyMaxActiveClusters(out, func, config):
+        cfg = cu.LaunchConfig.from_address(config)
+        record("cuOccupancyMaxActiveClusters", func,
+               (cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ), cfg.blockDimX, _attrs(cfg))
+        out[0] = 16
+        return 0
 
     @define
     def cuLaunchKernelEx(config, func, params, extra):
-        record("cuLaunchKernelEx", int(func),
-               (config.gridDimX, config.gridDimY, config.gridDimZ), config.blockDimX)
-        return (ok,)
+        if record_launches:
+            cfg = cu.LaunchConfig.from_address(config)
+            record("cuLaunchKernelEx", func, (cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ),
+                   cfg.blockDimX, cfg.sharedMemBytes, cfg.hStream or 0, _attrs(cfg))
+        return 0
 
-    sys.modules["cuda.bindings.driver"] = fake
-    cuda.bindings.driver = fake
-    return fake
+    lib = _Lib()
+    for name, argtypes in cu.PROTOTYPES.items():
+        def call(*args, _f=handlers[name], _name=name):
+            if _name in fail:
+                return fail[_name]
+            return _f(*args)
+        cb = ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(call)
+        keep[name] = cb
+        setattr(lib, name, cb)
+    lib._keep = keep
+    cu.use(lib)
+    return lib
 
 
 class Blocker:

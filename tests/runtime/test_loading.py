@@ -1,9 +1,9 @@
 """A call whose kernels come from the disk cache or the bundle loads and
-launches them without importing cuda.core (runtime/launcher.py,
-runtime/device.py): cuda.core's import was most of a process's first call
-(docs/first-call.md).  No GPU is needed: a stand-in driver
-(tests/runtime/fake_driver.py) answers as an H100 would and records the
-calls.
+launches them without importing cuda.core, cuda.bindings or cuda.pathfinder
+(runtime/cu.py, runtime/launcher.py, runtime/device.py): their imports were
+most of a process's first call (docs/first-call.md).  No GPU is needed: a
+stand-in libcuda (tests/runtime/fake_driver.py) answers as an H100 would and
+records the calls.
 
 Each check runs fresh interpreters where importing cuda.core (and CuPy,
 PyTorch) fails.  The first fills a kernel cache (NVRTC replaced by made-up
@@ -12,7 +12,8 @@ bundle of those entries with sgemm.build; then a new one runs the same
 sgemm.gemm calls on __cuda_array_interface__ arrays with NVRTC as it is (a
 compile would import cuda.core) and reports what it loaded and launched.
 Going back to loading through cuda.core's ObjectCode, or asking cuda.core
-for the device or the cluster occupancy, makes the second process fail."""
+for the device or the cluster occupancy, makes the second process fail;
+going through cuda.bindings' driver module fails the modules check."""
 from __future__ import annotations
 
 import json
@@ -26,8 +27,6 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-
-pytest.importorskip("cuda.bindings")
 
 # The measured first call's shape, and one whose plan asks the driver how many
 # thread-block clusters run at once (db_cluster candidates on sm_90).
@@ -69,6 +68,8 @@ _SCRIPT = textwrap.dedent('''
     calls = F.calls
     print(json.dumps({{
         "cuda_core": sorted(m for m in sys.modules if m.startswith("cuda.core")),
+        "cuda": sorted(m for m in sys.modules if m == "cuda" or m.startswith("cuda.")),
+        "nvrtc_on_disk": compiler._nvrtc_version_on_disk() is not None,
         "blocked": blocker.attempts,
         "made": [[e, k, "_Zfake" + hashlib.sha1(e.encode()).hexdigest()] for _, e, _, k in made],
         "loaded": [c[0].decode() for c in calls.get("cuLibraryLoadData", [])],
@@ -106,6 +107,11 @@ def test_calls_served_from_cache_or_bundle_never_import_cuda_core(tmp_path, sour
     empty = tmp_path / "empty-cache"
     hit = _run("hit", empty if bundle else tmp_path / "cache", bundle)
     assert hit["cuda_core"] == [] and not [m for m in hit["blocked"] if m.startswith("cuda.core")]
+    # nor cuda.bindings nor cuda.pathfinder: nothing of cuda-python at all,
+    # where NVRTC's version can be read without loading it (a wheel's NVRTC)
+    assert "cuda.bindings.driver" not in hit["cuda"]
+    if hit["nvrtc_on_disk"]:
+        assert hit["cuda"] == []
     # every kernel came from the entries the fill wrote (a compile would have
     # needed cuda.core), and was looked up by the name NVRTC lowered it to
     loaded = [blob.removeprefix("fake cubin ") for blob in hit["loaded"]]
@@ -141,7 +147,7 @@ _DEVICE = textwrap.dedent('''
         bad = str(e)
     print(repr((d.name, d.cc, d.arch, d.sm_count, d.smem_optin, device.gpu_key(d),
                 len(F.calls["cuCtxSetCurrent"]), len(F.calls["cuDevicePrimaryCtxRetain"]),
-                bad, "cuda.core" in sys.modules)))
+                bad, sorted(m for m in sys.modules if m.startswith("cuda.")))))
 ''')
 
 
@@ -163,7 +169,7 @@ def test_device_queries_go_through_the_driver(case):
     assert key == "nvidia-h100-80gb-hbm3-sm132-sm_90a"
     assert (set_current, retained) == (1, 1)
     assert bad == "device_id must be within [0, 1), got 1"
-    assert not core
+    assert core == []       # neither cuda.core nor cuda.bindings
 
 
 def test_mangled_name_lookup():
@@ -174,10 +180,25 @@ def test_mangled_name_lookup():
 
 
 def test_a_failed_driver_call_raises_device_error():
-    from cuda.bindings import driver
+    """The CUresult by name (cuGetErrorName) and number; a code the driver
+    has no name for by number alone.  The call that failed is named."""
+    sys.path.insert(0, str(HERE))
+    import fake_driver as F
 
     from sgemm.errors import DeviceError
-    from sgemm.runtime.device import check
-    check(driver.CUresult.CUDA_SUCCESS, "cuInit")
-    with pytest.raises(DeviceError, match=r"cuLibraryLoadData failed: CUDA_ERROR_INVALID_IMAGE"):
-        check(driver.CUresult.CUDA_ERROR_INVALID_IMAGE, "cuLibraryLoadData")
+    from sgemm.runtime import cu
+    F.install()
+    try:
+        cu.check(0, "cuInit")
+        with pytest.raises(DeviceError,
+                           match=r"cuLibraryLoadData failed: CUDA_ERROR_INVALID_IMAGE \(200\)"):
+            cu.check(200, "cuLibraryLoadData")
+        with pytest.raises(DeviceError, match=r"cuInit failed: CUresult 9999 \(9999\)"):
+            cu.check(9999, "cuInit")
+        F.fail["cuLibraryLoadData"] = 200       # through a real call of the layer
+        with pytest.raises(DeviceError, match=r"cuLibraryLoadData \(f<1>\) failed: "
+                                              r"CUDA_ERROR_INVALID_IMAGE"):
+            cu.library_load_data(b"x", " (f<1>)")
+    finally:
+        F.fail.clear()
+        cu.use(None)
