@@ -217,7 +217,7 @@ ACCURACY = "accuracy-table-h100-2026-11-26.json"
 _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
 SANITIZER_LATEST = "sanitizer-splitk-reduce-h100-2026-11-25.json"
-FIRST_CALL = tuple(f"first-call-h100-2026-11-25-{a}.json" for a in ("cupy", "torch"))
+FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
 EAGER = "eager-costs-h100-2026-11-25.json"
 
 _JUDGE_CMD = "bash scripts/gpu_session.sh judge judge judge"
@@ -256,9 +256,9 @@ CLAIMS: tuple[Claim, ...] = (
           "shapes and bytecode absent in the same file)", FIRST_CALL[:1],
           "bash scripts/host_overhead_probe.sh", ("README.md", "docs/first-call.md"),
           _first_call(FIRST_CALL[0], "gemm 4096^3 first"),
-          note="after python -m sgemm.build --arch sm_90a; cubins loaded through the driver API"),
-    Claim("first-call-4096-torch", "… the same on torch tensors (PyTorch's cuda-bindings "
-          "imports cuda.pathfinder: the profile is in the file)", FIRST_CALL[1:],
+          note="after python -m sgemm.build --arch sm_90a; the driver reached through ctypes "
+          "(runtime/cu.py): the call imports no cuda-python module"),
+    Claim("first-call-4096-torch", "… the same on torch tensors", FIRST_CALL[1:],
           "bash scripts/host_overhead_probe.sh", ("README.md", "docs/first-call.md"),
           _first_call(FIRST_CALL[1], "gemm 4096^3 first"),
           note="after python -m sgemm.build --arch sm_90a"),
@@ -325,6 +325,15 @@ CLAIMS: tuple[Claim, ...] = (
           "pick and cuBLAS: the data behind the gemv block rule",
           ("gemv-configs-probe-h100-2026-11-25.json",),
           "OUT=dir python bench/probes/gemv_configs.py 7", ("docs/notes/dispatch.md",)),
+    Claim("launch-cost", "One prepared launch and one plan.execute(), the ctypes driver layer "
+          "against the cuda.bindings one, in alternating processes; the host-overhead probe's "
+          "logs and profiles; the ctypes call forms timed on the CPU machine; the stand-in "
+          "driver's first call",
+          ("launch-cost-h100-2026-11-26.json", "launch-cost-run1-h100-2026-11-26.json",
+           "host-overhead-h100-2026-11-26.log", "ctypes-call-cpu-2026-11-26.log",
+           "first-call-standin-cpu-2026-11-26.log"),
+          "python bench/probes/launch_cost.py; bash scripts/host_overhead_probe.sh",
+          ("docs/notes/first-call.md", "docs/first-call.md", "sgemm/runtime/cu.py")),
     Claim("eager-probe", "Host cost of each entry point and of the cached path's pieces at "
           "64³, and the ctypes-launch experiment", ("eager-probe-h100-2026-11-25.log",),
           "python bench/probes/eager_costs.py", ("docs/notes/dispatch.md",),

@@ -1,15 +1,48 @@
 """GPU time of a few launches on the caller's stream, for the measured choice
 (sgemm/measure.py): two driver events around a batch, and whether the
 stream is being captured into a CUDA graph (then nothing may be timed or
-synchronized on it, and the choice stays the model's)."""
+synchronized on it, and the choice stays the model's).
+
+Through ctypes on libcuda like runtime/cu.py, but bound apart from it: these
+calls run only where a choice is measured, and cuEventElapsedTime is
+cuEventElapsedTime_v2 only from CUDA 12.8 on, so a missing symbol here must
+not make the whole driver "too old".  Where they cannot be bound (no
+driver, the test suite's stand-in driver), ``capturing`` answers True and
+nothing is timed."""
 from __future__ import annotations
 
+import ctypes
+from ctypes import POINTER, c_float, c_int, c_uint, c_void_p
 
-def _driver():
-    from .device import ensure_bindings
-    ensure_bindings()
-    from cuda.bindings import driver
-    return driver
+from ..errors import DeviceError
+
+_fns: dict = {}
+CU_STREAM_CAPTURE_STATUS_NONE = 0
+
+
+def _bind() -> dict:
+    if not _fns:
+        raw = ctypes.CDLL("libcuda.so.1")
+        out = {}
+        for name, alts, args in (
+                ("is_capturing", ("cuStreamIsCapturing",), (c_void_p, POINTER(c_int))),
+                ("create", ("cuEventCreate",), (POINTER(c_void_p), c_uint)),
+                ("record", ("cuEventRecord",), (c_void_p, c_void_p)),
+                ("sync", ("cuEventSynchronize",), (c_void_p,)),
+                ("elapsed", ("cuEventElapsedTime_v2", "cuEventElapsedTime"),
+                 (POINTER(c_float), c_void_p, c_void_p)),
+                ("destroy", ("cuEventDestroy_v2", "cuEventDestroy"), (c_void_p,))):
+            f = next(getattr(raw, a) for a in alts if hasattr(raw, a))
+            f.argtypes, f.restype = args, c_int
+            out[name] = f
+        _fns.update(out)
+    return _fns
+
+
+def _check(err: int, what: str) -> None:
+    if err:
+        from .cu import error_name
+        raise DeviceError(f"{what} failed: {error_name(err)} ({int(err)})")
 
 
 def capturing(stream_handle: int) -> bool:
@@ -17,13 +50,11 @@ def capturing(stream_handle: int) -> bool:
     (the legacy stream while another one captures in global mode answers
     with an error: timing then would invalidate that capture)."""
     try:
-        d = _driver()
-        err, status = d.cuStreamIsCapturing(d.CUstream(stream_handle))
-    except Exception:  # noqa: BLE001 -- no answer: as if capturing, nothing is timed
+        status = c_int()
+        err = _bind()["is_capturing"](stream_handle or None, ctypes.byref(status))
+    except Exception:  # noqa: BLE001 -- no driver to ask: as if capturing, nothing is timed
         return True
-    if int(err):
-        return True
-    return status != d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+    return bool(err) or status.value != CU_STREAM_CAPTURE_STATUS_NONE
 
 
 class Timer:
@@ -31,31 +62,25 @@ class Timer:
     between them and returns the mean GPU seconds per run."""
 
     def __init__(self, stream_handle: int):
-        d = _driver()
-        self._d, self._s = d, d.CUstream(stream_handle)
+        self._f, self._s = _bind(), stream_handle or None
         self._ev = []
         for _ in range(2):
-            err, ev = d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT)
-            if int(err):
-                self.close()
-                raise RuntimeError(f"cuEventCreate: {err!r}")
+            ev = c_void_p()
+            _check(self._f["create"](ctypes.byref(ev), 0), "cuEventCreate")
             self._ev.append(ev)
 
     def seconds(self, run, n: int) -> float:
-        d, (e0, e1) = self._d, self._ev
-        d.cuEventRecord(e0, self._s)
+        f, (e0, e1) = self._f, self._ev
+        _check(f["record"](e0, self._s), "cuEventRecord")
         for _ in range(n):
             run()
-        d.cuEventRecord(e1, self._s)
-        (err,) = d.cuEventSynchronize(e1)
-        if int(err):
-            raise RuntimeError(f"cuEventSynchronize: {err!r}")
-        err, ms = d.cuEventElapsedTime(e0, e1)
-        if int(err):
-            raise RuntimeError(f"cuEventElapsedTime: {err!r}")
-        return ms * 1e-3 / n
+        _check(f["record"](e1, self._s), "cuEventRecord")
+        _check(f["sync"](e1), "cuEventSynchronize")
+        ms = c_float()
+        _check(f["elapsed"](ctypes.byref(ms), e0, e1), "cuEventElapsedTime")
+        return ms.value * 1e-3 / n
 
     def close(self) -> None:
         for ev in self._ev:
-            self._d.cuEventDestroy(ev)
+            self._f["destroy"](ev)
         self._ev = []
