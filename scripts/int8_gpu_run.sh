@@ -46,13 +46,13 @@ try:
 except (OSError, ValueError) as e:
     sys.exit(f"no probe JSON: {e}")
 print(f"{'size':>6} {'int8x':>7} {'api':>7} {'tf32x3':>7} {'cuBLAS':>7}  "
-      f"steps ms (exp/resA/resB/gemm/garner)  err int8x | fp32   fp32 picks")
+      f"steps ms (convA/convB/gemm/garner)  err int8x | fp32   fp32 picks")
 for r in d["records"]:
     st = r["steps_ms"]
     print(f"{r['m']:>6} {r['int8x']['tflops']:>7.1f} {r['api_int8x']['tflops']:>7.1f} "
           f"{r['api_tf32x3']['tflops']:>7.1f} {r['cublas_fp32']['tflops']:>7.1f}  "
-          + "/".join(f"{st[k]:.2f}" for k in ("exponents", "residues_a", "residues_b",
-                                             "int8_gemm", "garner"))
+          + "/".join(f"{st[k]:.2f}" for k in ("convert_a", "convert_b", "int8_gemm",
+                                             "garner"))
           + f"  {r['int8x_err'][1]:.1e} | {r['cublas_fp32_err'][1]:.1e}  {r['fp32_picks']}")
 print("complete" if d.get("complete") else "INCOMPLETE: the probe stopped early")
 PY

@@ -41,10 +41,13 @@ def _int8x(name: str, function: str, title: str) -> KernelSpec:
 
 
 INT8X_MODULI = 8
-INT8X_EXPONENTS = _int8x("int8x_exponents", "int8x_exponents",
-                         "per-row power-of-two exponents and a non-finite flag")
+INT8X_CONVERT = _int8x("int8x_convert_rows", f"int8x_convert_rows<{INT8X_MODULI}>",
+                       "rows to int8 residue planes in one read: exponent, scaling, residues")
+INT8X_ROWMAX = _int8x("int8x_rowmax", "int8x_rowmax",
+                      "row maxima of a column-strided operand and a non-finite flag")
 INT8X_RESIDUES = _int8x("int8x_residues", f"int8x_residues<{INT8X_MODULI}>",
-                        "scaled integers to int8 residue planes, one per modulus")
+                        "scaled integers to int8 residue planes, one per modulus, from row "
+                        "maxima")
 INT8X_GARNER = _int8x("int8x_garner", f"int8x_garner<{INT8X_MODULI}>",
                       "residues of C' to FP32 (Garner), unscaled, alpha/beta")
 
@@ -216,4 +219,5 @@ def int8_gemm_spec(arch: str, kernel: str = "auto") -> Int8GemmSpec:
     return INT8X_WGMMA if kernel == "wgmma" else INT8X_GEMM
 
 
-UTILITY = [SCALE, PACK, INT8X_EXPONENTS, INT8X_RESIDUES, INT8X_GARNER, INT8X_GEMM, INT8X_WGMMA]
+UTILITY = [SCALE, PACK, INT8X_CONVERT, INT8X_ROWMAX, INT8X_RESIDUES, INT8X_GARNER, INT8X_GEMM,
+           INT8X_WGMMA]
