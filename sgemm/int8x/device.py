@@ -97,14 +97,14 @@ ROWMAX_COLS = 256             # columns per int8x_rowmax block (i8x::MAX_COLS)
 
 
 def residue_grid(rows: int, ld: int) -> tuple[int, int, int]:
-    """int8x_residues' grid: one block per 32 x 128 tile, row tiles in x,
-    column tiles (up to ld, the zero padding included) in y."""
-    return (math.ceil(rows / RESIDUE_TILE[0]), math.ceil(ld / RESIDUE_TILE[1]), 1)
+    """int8x_residues' grid: one block per 32 x 128 tile, column tiles (up
+    to ld, the zero padding included) in x, row tiles in y."""
+    return (math.ceil(ld / RESIDUE_TILE[1]), math.ceil(rows / RESIDUE_TILE[0]), 1)
 
 
 def rowmax_grid(rows: int, cols: int) -> tuple[int, int, int]:
-    """int8x_rowmax's grid: 32 rows by ROWMAX_COLS columns a block."""
-    return (math.ceil(rows / 32), max(1, math.ceil(cols / ROWMAX_COLS)), 1)
+    """int8x_rowmax's grid: 128 rows by ROWMAX_COLS columns a block."""
+    return (math.ceil(rows / 128), max(1, math.ceil(cols / ROWMAX_COLS)), 1)
 
 
 def route_for(sr: int, sc: int) -> str:
@@ -136,9 +136,9 @@ def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
     route = route or route_for(sr, sc)
     if route not in ("rows", "tiles"):
         raise ValueError(f"int8x.convert: route={route!r} must be 'rows' or 'tiles'")
-    if route == "tiles" and (math.ceil(ld / RESIDUE_TILE[1]) > 65535 or
+    if route == "tiles" and (math.ceil(rows / RESIDUE_TILE[0]) > 65535 or
                              math.ceil(cols / ROWMAX_COLS) > 65535):
-        route = "rows"                  # k above 8 million: the grid's y limit
+        route = "rows"        # rows above 2 million or k above 16 million: grid y limits
     if bad is None:
         bad = cupy.zeros(1, cupy.int32)
     out = cupy.empty((n, rows, ld), cupy.int8)
@@ -226,11 +226,11 @@ def int8_gemm(pa, pb, mods, config: str | None = None, kernel: str = "auto"):
     return buf[:, :, :m].transpose(0, 2, 1)
 
 
-GARNER_ROWS, GARNER_COLS = 256, 4     # rows and columns per block (40_int8x.cu)
+GARNER_ROWS, GARNER_COLS = 1024, 4    # rows and columns per block (40_int8x.cu)
 
 
 def garner_grid(m: int, ncols: int) -> tuple[int, int, int]:
-    """int8x_garner's grid: blocks of 256 rows (64 threads x 4) in x, 4
+    """int8x_garner's grid: blocks of 1024 rows (64 threads x 16) in x, 4
     columns a block in y (at most 65535; the kernel loops over the rest)."""
     return (math.ceil(m / GARNER_ROWS), min(math.ceil(ncols / GARNER_COLS), 65535), 1)
 

@@ -110,7 +110,7 @@ def test_residue_planes_for_every_layout(m, k, order, route):
     from sgemm.int8x import reference as R
     from tests.gpu.reference import make
     rng = np.random.default_rng(m * 31 + k)
-    n = max(1, k // 3)
+    n = max(1, min(k // 3, 40))          # B's columns: the emulation's products stay cheap
     if order == "S":                                 # every other row and column
         a = cp.asarray(rng.standard_normal((2 * m, 2 * k)).astype(np.float32))[::2, ::2]
     else:

@@ -302,20 +302,22 @@ def test_budget_keeps_scaled_integers_inside_mod_small_range():
 def test_grid_covers_rows_and_the_padded_columns():
     from sgemm.int8x import device as D
     assert D.garner_grid(1, 1) == (1, 1, 1)
-    assert D.garner_grid(257, 3) == (2, 1, 1)
-    assert D.garner_grid(257, 5) == (2, 2, 1)
-    assert D.garner_grid(8192, 8192) == (32, 2048, 1)
-    assert D.garner_grid(8192, 400000) == (32, 65535, 1)      # the kernel loops past it
+    assert D.garner_grid(257, 3) == (1, 1, 1)
+    assert D.garner_grid(1025, 3) == (2, 1, 1)
+    assert D.garner_grid(257, 5) == (1, 2, 1)
+    assert D.garner_grid(8192, 8192) == (8, 2048, 1)
+    assert D.garner_grid(8192, 400000) == (8, 65535, 1)      # the kernel loops past it
     assert D.RESIDUE_TILE == (32, 128) and D.ROWMAX_COLS == 256
     assert D.rowmax_grid(1, 0) == (1, 1, 1)
-    assert D.rowmax_grid(33, 257) == (2, 2, 1)
-    assert D.rowmax_grid(8192, 8192) == (256, 32, 1)
+    assert D.rowmax_grid(129, 257) == (2, 2, 1)
+    assert D.rowmax_grid(128, 256) == (1, 1, 1)
+    assert D.rowmax_grid(8192, 8192) == (64, 32, 1)
     assert D.route_for(1, 8192) == "tiles" and D.route_for(8192, 1) == "rows"
     assert D.route_for(1, 1) == "rows" and D.route_for(3, 5) == "rows"
     assert D.residue_grid(1, 16) == (1, 1, 1)
-    assert D.residue_grid(33, 128) == (2, 1, 1)
-    assert D.residue_grid(8192, 8192) == (256, 64, 1)
-    assert D.residue_grid(1000, 4112) == (32, 33, 1)
+    assert D.residue_grid(33, 128) == (1, 2, 1)
+    assert D.residue_grid(8192, 8192) == (64, 256, 1)
+    assert D.residue_grid(1000, 4112) == (33, 32, 1)
 
 
 def test_source_mirrors_the_emulation():
@@ -336,7 +338,7 @@ def test_source_mirrors_the_emulation():
                  "off[l] = mods[3 * N + NW + l];",
                  "for (int q = 0; q < NW; ++q) w[q] = mods[N + q];",
                  "for (int j = blockIdx.y * 4 + threadIdx.x / 64; j < Nc; j += gridDim.y * 4) {",
-                 "const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 4;",
+                 "const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 16;",
                  "const int q = (int)floorf(__fmul_rn((float)t, inv));",
                  "if (r < 0) r += p;",
                  "if (r >= p) r -= p;",

@@ -214,43 +214,63 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
 
 // int8x_rowmax: the row maxima of X where the row index is the contiguous
 // one (sr == 1), as float bits in maxbits (zeroed by the caller; non-negative
-// floats order as unsigned ints), and the finite flag.  A block takes 32
-// rows (a warp's lane each: one 128-byte load a column) and MAX_COLS
-// columns, a warp every 8th; one atomicMax a row a block.
+// floats order as unsigned ints), and the finite flag.  A block takes 128
+// rows, 4 consecutive ones a lane (one float4 when sr == 1 and the columns
+// are 16-byte aligned: a warp reads 512 contiguous bytes of a column; 4
+// loads otherwise), and MAX_COLS columns, a warp every 8th; one atomicMax a
+// row a block.
 __global__ void __launch_bounds__(256, 4)
 int8x_rowmax(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
              unsigned* __restrict__ maxbits, int* __restrict__ bad) {
     using namespace i8x;
-    __shared__ float part[8][33];
+    __shared__ __align__(16) float part[8][128];
     sg::pdl_wait();
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const long long r = (long long)blockIdx.x * 32 + lane;
+    const long long r = ((long long)blockIdx.x * 32 + lane) * 4;
     const int c0 = blockIdx.y * MAX_COLS;
-    float m = 0.0f;
+    const bool vec = sr == 1 && (sc & 3) == 0 &&
+                     (reinterpret_cast<unsigned long long>(X) & 15) == 0 && r + 3 < rows;
+    float m[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     bool finite = true;
     if (r < rows) {
 #pragma unroll 8
         for (int i = 0; i < MAX_COLS / 8; ++i) {
-            const int c = c0 + w + 8 * i;
+            const long long c = c0 + w + 8 * i;
             if (c < cols) {
-                const float v = X[r * sr + (long long)c * sc];
-                finite = finite && isfinite(v);
-                m = fmaxf(m, fabsf(v));
+                float v[4];
+                if (vec) {
+                    const float4 x4 = *reinterpret_cast<const float4*>(X + r + c * sc);
+                    v[0] = x4.x; v[1] = x4.y; v[2] = x4.z; v[3] = x4.w;
+                } else {
+#pragma unroll
+                    for (int q = 0; q < 4; ++q)
+                        v[q] = r + q < rows ? X[(r + q) * sr + c * sc] : 0.0f;
+                }
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    finite = finite && isfinite(v[q]);
+                    m[q] = fmaxf(m[q], fabsf(v[q]));
+                }
             }
         }
     }
-    part[w][lane] = m;
+    *reinterpret_cast<float4*>(&part[w][4 * lane]) = make_float4(m[0], m[1], m[2], m[3]);
     const bool any_bad = __syncthreads_or(!finite);
-    if (w == 0) {
+    if (threadIdx.x < 128) {
+        const long long rr = (long long)blockIdx.x * 128 + threadIdx.x;
+        float mm = part[0][threadIdx.x];
 #pragma unroll
-        for (int q = 1; q < 8; ++q) m = fmaxf(m, part[q][lane]);
-        if (r < rows && m > 0.0f) atomicMax(maxbits + r, __float_as_uint(m));
-        if (lane == 0 && any_bad) atomicOr(bad, 1);
+        for (int q = 1; q < 8; ++q) mm = fmaxf(mm, part[q][threadIdx.x]);
+        if (rr < rows && mm > 0.0f) atomicMax(maxbits + rr, __float_as_uint(mm));
+        if (threadIdx.x == 0 && any_bad) atomicOr(bad, 1);
     }
 }
 
-// int8x_residues<N>: one block per TR x TC tile of X (grid: row tiles in x,
-// column tiles up to ld in y), the row maxima from int8x_rowmax.  Phase 1:
+// int8x_residues<N>: one block per TR x TC tile of X (grid: column tiles up
+// to ld in x, row tiles in y: consecutive blocks walk along the planes' rows,
+// so a wave writes whole plane rows -- the planes are two thirds of the
+// bytes -- and reads 32-row column segments), the row maxima from
+// int8x_rowmax.  Phase 1:
 // lane t of warp w reads row t of the tile at the column groups w, w + 8,
 // w + 16, w + 24 (4 columns each), so each load instruction reads 32
 // consecutive rows of one column (128 bytes when sr == 1, the layout this
@@ -270,7 +290,7 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
     __shared__ __align__(16) signed char tile[N][TR][PITCH];
     sg::pdl_wait();
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const long long r0 = (long long)blockIdx.x * TR, c0 = (long long)blockIdx.y * TC;
+    const long long r0 = (long long)blockIdx.y * TR, c0 = (long long)blockIdx.x * TC;
     const long long gr = r0 + lane;
 
     // ---- phase 1: read, convert, stage ----
@@ -283,7 +303,7 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
             x[j][cc] = gr < rows && gc < cols ? X[gr * sr + gc * sc] : 0.0f;
         }
     const int er = gr < rows ? row_exponent(__uint_as_float(maxbits[gr]), bits) : 0;
-    if (blockIdx.y == 0 && w == 0 && gr < rows) e[gr] = er;
+    if (blockIdx.x == 0 && w == 0 && gr < rows) e[gr] = er;
     const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);
     Mod md[N];
 #pragma unroll
@@ -316,9 +336,12 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
 
 // int8x_garner<N>: byte planes in (what 41/42 write: C'_l mod p_l in
 // [0, p), column-major, R[l plane + i + j ldr], every row < ldr written),
-// FP32 out.  Each thread takes 4 consecutive rows of one column: one 4-byte
-// load a plane, a warp 128 contiguous bytes.  Grid: row blocks of 256 in x
-// (64 threads x 4 rows), 4 columns a block in y, looping past 65535.
+// FP32 out.  Each thread takes 16 consecutive rows of one column: one
+// 16-byte load a plane (all N issued before any arithmetic: 128 bytes in
+// flight a thread, where the 4-row version had 32 and ran at ~1 TB/s), a
+// warp 512 contiguous bytes; digits 4 rows at a time; C as float4 where
+// aligned.  Grid: row blocks of 1024 in x (64 threads x 16 rows), 4 columns
+// a block in y, looping past 65535.
 // Digits in one reduction pair each instead of Garner's chain: v_l =
 // (r_l - sum_{q<l} v_q W_lq) Winv_l mod p_l, W_lq = p_0..p_{q-1} mod p_l,
 // Winv_l = (p_0..p_{l-1})^-1 mod p_l -- the same digits as the chain
@@ -342,8 +365,16 @@ __device__ __forceinline__ int mod_u(int t, int p, unsigned bm) {
 }
 }  // namespace i8x
 
+// Two blocks an SM (128 registers) where ptxas fits them without spilling
+// (sm_90a, 128 and none); sm_80's draw spilled 4 bytes at 128, so it keeps
+// one block (184).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define I8X_GARNER_MIN_BLOCKS 2
+#else
+#define I8X_GARNER_MIN_BLOCKS 1
+#endif
 template <int N>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, I8X_GARNER_MIN_BLOCKS)
 int8x_garner(int M, int Nc, const unsigned char* __restrict__ R, long long ldr, long long plane,
              const int* __restrict__ mods, const int* __restrict__ mu,
              const int* __restrict__ nu, float alpha, float beta, float* __restrict__ C,
@@ -363,39 +394,65 @@ int8x_garner(int M, int Nc, const unsigned char* __restrict__ R, long long ldr, 
     }
 #pragma unroll
     for (int q = 0; q < NW; ++q) w[q] = mods[N + q];
-    const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 4;
+    const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 16;
     if (i0 >= M) return;
-    int mi[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) mi[e] = i0 + e < M ? mu[i0 + e] : 0;
+    // float4 stores of C where its columns allow (ldc and C 16-byte aligned)
+    const bool vec = (ldc & 3) == 0 && (reinterpret_cast<unsigned long long>(C) & 15) == 0;
     for (int j = blockIdx.y * 4 + threadIdx.x / 64; j < Nc; j += gridDim.y * 4) {
-        // i0 + 3 < ldr: i0 < M, i0 a multiple of 4 and ldr a multiple of 16
-        int v[N][4];
+        // i0 + 15 < ldr: i0 < M, i0 a multiple of 16 and ldr a multiple of 16
+        // (the planes' columns 16-byte aligned, device.garner checks)
+        uint4 r16[N];
 #pragma unroll
-        for (int l = 0; l < N; ++l) {
-            const unsigned r4 = *reinterpret_cast<const unsigned*>(R + l * plane + j * ldr + i0);
+        for (int l = 0; l < N; ++l)
+            r16[l] = *reinterpret_cast<const uint4*>(R + l * plane + j * ldr + i0);
+        const int nj = nu[j];
+        float* cj = C + j * ldc;
+#pragma unroll 1
+        for (int s = 0; s < 4; ++s) {                  // 4 rows at a time
+            const int i = i0 + 4 * s;
+            if (i >= M) break;
+            int v[N][4];
+#pragma unroll
+            for (int l = 0; l < N; ++l) {
+                const unsigned r4 = r16[l].x;
+                r16[l] = make_uint4(r16[l].y, r16[l].z, r16[l].w, 0u);   // the next 4 rows
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    int t = (int)(r4 >> (8 * e) & 0xffu) + off[l];
+#pragma unroll
+                    for (int q = 0; q < l; ++q) t -= v[q][e] * w[l * (l - 1) / 2 + q];
+                    const int x = i8x::mod_u(i8x::mod_u(t, p[l], bm[l]) * winv[l], p[l], bm[l]);
+                    v[l][e] = x >= (p[l] + 1) / 2 ? x - p[l] : x;
+                }
+            }
+            const bool whole = vec && i + 3 < M;
+            float4 old = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (beta != 0.0f && whole) old = *reinterpret_cast<const float4*>(cj + i);
+            float res[4];
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                int t = (int)(r4 >> (8 * e) & 0xffu) + off[l];
+                if (i + e >= M) break;
+                double y = (double)v[N - 1][e];
 #pragma unroll
-                for (int q = 0; q < l; ++q) t -= v[q][e] * w[l * (l - 1) / 2 + q];
-                const int x = i8x::mod_u(i8x::mod_u(t, p[l], bm[l]) * winv[l], p[l], bm[l]);
-                v[l][e] = x >= (p[l] + 1) / 2 ? x - p[l] : x;
+                for (int l = N - 2; l >= 0; --l)
+                    y = __dadd_rn((double)v[l][e], __dmul_rn((double)p[l], y));
+                y = ldexp(y, -(mu[i + e] + nj));
+                double out = __dmul_rn((double)alpha, y);
+                if (beta != 0.0f) {
+                    const float c0 = whole ? (e == 0 ? old.x : e == 1 ? old.y : e == 2 ? old.z
+                                                                                   : old.w)
+                                           : cj[i + e];
+                    out = __dadd_rn(out, __dmul_rn((double)beta, (double)c0));
+                }
+                res[e] = __double2float_rn(out);
             }
-        }
-        const int nj = nu[j];
+            if (whole) {
+                *reinterpret_cast<float4*>(cj + i) = make_float4(res[0], res[1], res[2], res[3]);
+            } else {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            if (i0 + e >= M) break;
-            double y = (double)v[N - 1][e];
-#pragma unroll
-            for (int l = N - 2; l >= 0; --l)
-                y = __dadd_rn((double)v[l][e], __dmul_rn((double)p[l], y));
-            y = ldexp(y, -(mi[e] + nj));
-            double out = __dmul_rn((double)alpha, y);
-            float* c = C + (i0 + e) + j * ldc;
-            if (beta != 0.0f) out = __dadd_rn(out, __dmul_rn((double)beta, (double)*c));
-            *c = __double2float_rn(out);
+                for (int e = 0; e < 4; ++e)
+                    if (i + e < M) cj[i + e] = res[e];
+            }
         }
     }
 }
