@@ -261,6 +261,47 @@ def test_one_product_would_overflow_the_scale():
     assert R.exponents(x, 1, 25)[0] > 127
 
 
+def horner_split(digits, ms, hi: int = 4):
+    """int8x_garner's Horner: the top `hi` digits in int32 (checked to stay
+    inside it), then float64 steps without contraction, then times
+    2^-(mu + nu) -- as the kernel writes it."""
+    n = len(ms)
+    yi = np.asarray(digits[-1], np.int64)
+    for l in range(n - 2, n - hi - 1, -1):
+        yi = np.asarray(digits[l], np.int64) + ms[l] * yi
+        assert np.abs(yi).max() < 2 ** 31
+    y = yi.astype(np.float64)
+    for l in range(n - hi - 1, -1, -1):
+        y = np.asarray(digits[l], np.float64) + np.float64(ms[l]) * y    # two roundings
+    return y
+
+
+def test_horner_split_equals_the_reference_horner():
+    """Random digits, and every digit at either end of its range (the
+    largest magnitudes the int32 steps meet), give reference.garner's
+    float64 value bit for bit."""
+    from sgemm.int8x import reference as R
+    ms = M.moduli(8)
+    rng = np.random.default_rng(9)
+    digits = [rng.integers(-(p // 2), (p + 1) // 2, 50000) for p in ms]
+    for l, p in enumerate(ms):                     # the range's ends
+        digits[l][:2] = [-(p // 2), (p - 1) // 2]
+    value = np.zeros(50000, object)                # the integers the digits spell, exactly
+    w = 1
+    for l, p in enumerate(ms):
+        value = value + digits[l].astype(object) * w
+        w *= p
+    c_res = [np.array([int(v) % p for v in value], np.int64) for p in ms]
+    got_digits, want = R.garner(c_res, ms)
+    for g, d in zip(got_digits, digits):
+        np.testing.assert_array_equal(g, d)        # the digits are the ones spelled
+    np.testing.assert_array_equal(horner_split(digits, ms), want)
+    # the bound for any 4 pairwise coprime moduli <= 256: half their product < 2^31
+    assert 256 * 255 * 253 * 251 // 2 < 2 ** 31
+    # the scale: mu + nu in [-252, 358] keeps 2^-(mu + nu) a normal double
+    assert 1 <= 1023 - 358 and 1023 + 252 <= 2046
+
+
 def test_kernel_constants_layout():
     """The int array the kernels read: p, W row by row, Winv, Barrett
     multipliers (int32 bits), offsets; Garner's arithmetic stays exact."""
@@ -356,5 +397,13 @@ def test_source_mirrors_the_emulation():
                  "int s = (int)r - m.dd;",
                  "s = s < m.lo ? s + (int)m.p : s;",
                  "s = s >= m.lo + (int)m.p ? s - (int)m.p : s;",
-                 "return (unsigned)(a & 0xff) | (unsigned)(b & 0xff) << 8 | (unsigned)(c & 0xff) << 16 |"]:
+                 "return (unsigned)(a & 0xff) | (unsigned)(b & 0xff) << 8 | "
+                 "(unsigned)(c & 0xff) << 16 |",
+                 # Garner's Horner and scale (horner_split)
+                 "HI = N < 4 ? N : 4 };",
+                 "for (int l = N - 2; l >= N - HI; --l) yi = v[l][e] + p[l] * yi;",
+                 "for (int l = N - HI - 1; l >= 0; --l)",
+                 "y = __dadd_rn((double)v[l][e], __dmul_rn((double)p[l], y));",
+                 "y = __dmul_rn(y, __longlong_as_double((long long)(1023 - mu[i + e] - nj) "
+                 "<< 52));"]:
         assert line in src, line

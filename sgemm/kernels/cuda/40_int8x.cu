@@ -366,8 +366,8 @@ __device__ __forceinline__ int mod_u(int t, int p, unsigned bm) {
 }  // namespace i8x
 
 // Two blocks an SM (128 registers) where ptxas fits them without spilling
-// (sm_90a, 128 and none); sm_80's draw spilled 4 bytes at 128, so it keeps
-// one block (184).
+// (sm_90a: 124 and none); sm_80's draw spilled 4 bytes at 128, so it keeps
+// one block (168).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define I8X_GARNER_MIN_BLOCKS 2
 #else
@@ -381,7 +381,10 @@ int8x_garner(int M, int Nc, const unsigned char* __restrict__ R, long long ldr, 
              long long ldc) {
     static_assert(N >= 1 && N <= 16, "the digit sums are sized for at most 16 moduli");
     sg::pdl_wait();
-    enum : int { NW = N * (N - 1) / 2 };       // Garner weights W_lq, q < l
+    enum : int { NW = N * (N - 1) / 2,         // Garner weights W_lq, q < l
+                 // digits whose Horner steps run in int32: |value| <= half
+                 // the product of 4 pairwise coprime moduli <= 256, < 2^31
+                 HI = N < 4 ? N : 4 };
     int p[N], winv[N], off[N];
     unsigned bm[N];
     int w[NW + 1];
@@ -432,11 +435,18 @@ int8x_garner(int M, int Nc, const unsigned char* __restrict__ R, long long ldr, 
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 if (i + e >= M) break;
-                double y = (double)v[N - 1][e];
+                // Horner from the top digit: the top HI digits in int32
+                // (exact, as the double steps are while below 2^53), then
+                // one conversion and the rest in double without contraction
+                int yi = v[N - 1][e];
 #pragma unroll
-                for (int l = N - 2; l >= 0; --l)
+                for (int l = N - 2; l >= N - HI; --l) yi = v[l][e] + p[l] * yi;
+                double y = (double)yi;
+#pragma unroll
+                for (int l = N - HI - 1; l >= 0; --l)
                     y = __dadd_rn((double)v[l][e], __dmul_rn((double)p[l], y));
-                y = ldexp(y, -(mu[i + e] + nj));
+                // times 2^-(mu_i + nu_j), exact: the sum is in [-252, 358]
+                y = __dmul_rn(y, __longlong_as_double((long long)(1023 - mu[i + e] - nj) << 52));
                 double out = __dmul_rn((double)alpha, y);
                 if (beta != 0.0f) {
                     const float c0 = whole ? (e == 0 ? old.x : e == 1 ? old.y : e == 2 ? old.z
