@@ -1,6 +1,8 @@
 """Driver for compute-sanitizer on the integer engine's kernels (issue #22):
-the residue kernel on both read paths (a column-major and a row-major
-operand), every INT8 GEMM config this GPU runs (byte-plane epilogues), and
+both conversion routes (int8x_convert_rows; int8x_rowmax then
+int8x_residues) on a column-major and a row-major operand (and, without
+--small, rows longer than int8x_convert_rows keeps in registers), every
+INT8 GEMM config this GPU runs (byte-plane epilogues), and
 Garner on byte planes, at one shape that crosses every tile edge, then the
 public path (sgemm.gemm, precision="int8x"); each result is checked against an integer
 reference so that a run that is clean but wrong still fails.
@@ -32,13 +34,30 @@ def main(argv=None) -> int:
     b = cp.asarray(rng.standard_normal((k, n)).astype(np.float32))     # rows along n
     parts = R.decompose(a.get(), b.get(), 8)
     mods = D.constants(8)
-    mu, _ = D.exponents(a, 1, parts.budget.alpha)
-    nu, _ = D.exponents(b, 0, parts.budget.beta)
-    pa, pb = D.residues(a, mu, 1, mods), D.residues(b, nu, 0, mods)
-    ok = all(np.array_equal(pa[l, :, :k].get(), parts.a_res[l]) and
-             np.array_equal(pb[l, :, :k].get(), parts.b_res[l].T) for l in range(8))
-    print(f"residues {m}x{k} (F) and {k}x{n} (C): {'exact' if ok else 'WRONG'}")
-    bad = not ok
+    bad = False
+    # both conversion routes on both operands (a column-major: "tiles" by
+    # default; b row-major: "tiles" too, as its columns are strided); the
+    # last pair, the strides' own choice, feeds the GEMMs
+    for route in ("rows", "tiles", None):
+        flag = cp.zeros(1, cp.int32)
+        pa, mu = D.convert(a, 1, parts.budget.alpha, mods, flag, route=route)
+        pb, nu = D.convert(b, 0, parts.budget.beta, mods, flag, route=route)
+        ok = all(np.array_equal(pa[l, :, :k].get(), parts.a_res[l]) and
+                 np.array_equal(pb[l, :, :k].get(), parts.b_res[l].T) for l in range(8))
+        ok = ok and not int(flag[0]) and np.array_equal(mu.get(), parts.mu) and \
+            np.array_equal(nu.get(), parts.nu)
+        print(f"convert ({route or 'auto'}) {m}x{k} (F) and {k}x{n} (C): "
+              f"{'exact' if ok else 'WRONG'}")
+        bad |= not ok
+    if not args.small:              # rows past RT * 4 * RCACHE = 16384 columns
+        x = cp.asarray(rng.standard_normal((3, 20001)).astype(np.float32))
+        xp = R.decompose(x.get(), np.ones((20001, 1), np.float32), 8)
+        for route in ("rows", "tiles"):
+            px, ex = D.convert(x, 1, xp.budget.alpha, mods, route=route)
+            ok = all(np.array_equal(px[l, :, :20001].get(), xp.a_res[l]) for l in range(8))
+            ok = ok and np.array_equal(ex.get(), xp.mu) and not px[:, :, 20001:].any()
+            print(f"convert ({route}) 3x20001 (C): {'exact' if ok else 'WRONG'}")
+            bad |= not ok
     # the GEMMs write byte planes: the exact products modulo each p
     want = np.stack([np.mod(np.asarray(x, np.int64), p) for x, p in zip(parts.c_res, parts.ms)])
     kernels = [args.kernel] if args.kernel else (

@@ -8,11 +8,12 @@ and spread of REPS):
   * int8_gemm, 8 moduli in one launch, every registered config of each
     kernel this GPU runs: sampled planes checked bit for bit against NumPy
     int64, then TOPS counted as 8 * 2 m n k integer ops;
-  * the pipeline's steps (exponents, residues of A and of B, INT8 GEMM as
-    the pipeline picks it, writing byte planes, Garner reading them) and the
-    whole call with each kernel,
-    TFLOPS counted as 2 m n k (the FP32 problem's flops); the residue step
-    also as GB/s (float32 read once, 8 int8 planes written);
+  * the pipeline's steps (the conversion of A and of B -- exponents and
+    residue planes, each by the route its layout takes, device.route_for --
+    the INT8 GEMM as the pipeline picks it, writing byte planes, Garner
+    reading them) and the whole call with each kernel, TFLOPS counted as
+    2 m n k (the FP32 problem's flops); the conversions also as GB/s of
+    their floor's bytes (float32 read once, 8 int8 planes written);
   * the public path, sgemm.gemm(precision="int8x"), and tf32x3
     (sgemm.gemm(precision="tf32x3")) on the same operands, for the crossover
     (sgemm/int8x/route.py, CROSSOVER), and which engine precision="fp32"
@@ -22,7 +23,9 @@ and spread of REPS):
     componentwise |C - C64| / (|A||B|), for the pipeline and for cuBLAS.
 
 A is column-major (Fortran order) and B too, as a column-major BLAS call
-passes them: A's residues read down columns, B's along rows.
+passes them: A's rows are strided (the "tiles" route: a row-maximum pass,
+then a conversion pass), B's columns contiguous (the "rows" route: one
+read).
 
     OUT=dir python bench/probes/int8_gemm.py [SIZES...]      # default 4096 8192 16384
 
@@ -78,9 +81,9 @@ def int8_steps(a, b, rec):
     n = b.shape[1]
     bud = M.budget(8, k)
     mods = D.constants(8)
-    mu, _ = D.exponents(a, 1, bud.alpha)
-    nu, _ = D.exponents(b, 0, bud.beta)
-    pa, pb = D.residues(a, mu, 1, mods), D.residues(b, nu, 0, mods)
+    bad = cp.zeros(1, cp.int32)
+    pa, mu = D.convert(a, 1, bud.alpha, mods, bad)
+    pb, nu = D.convert(b, 0, bud.beta, mods, bad)
     rows, cols = slice(0, m, max(1, m // 8)), slice(0, n, max(1, n // 64))   # a sample
     ha, hb = pa[:, rows].get().astype(np.int64), pb[:, cols].get().astype(np.int64)
     ms = np.array(M.moduli(8), np.int64)[:, None, None]
@@ -98,16 +101,18 @@ def int8_steps(a, b, rec):
     rec["pipeline_gemm"] = D.gemm_spec().name
     planes = D.int8_gemm(pa, pb, mods)
     steps = {
-        "exponents": lambda: (D.exponents(a, 1, bud.alpha), D.exponents(b, 0, bud.beta)),
-        "residues_a": lambda: D.residues(a, mu, 1, mods),
-        "residues_b": lambda: D.residues(b, nu, 0, mods),
+        "convert_a": lambda: D.convert(a, 1, bud.alpha, mods, bad),
+        "convert_b": lambda: D.convert(b, 0, bud.beta, mods, bad),
         "int8_gemm": lambda: D.int8_gemm(pa, pb, mods),
         "garner": lambda: D.garner(planes, mods, mu, nu),
     }
     rec["steps_ms"] = {name: timed(f)[0] for name, f in steps.items()}
+    st_a, st_b = (D._as_rows(a, 1)[2:], D._as_rows(b, 0)[2:])
+    rec["convert_routes"] = {"convert_a": D.route_for(*st_a), "convert_b": D.route_for(*st_b)}
     kp = D.padded_k(k)
-    moved = {"residues_a": 4 * m * k + 8 * m * kp, "residues_b": 4 * k * n + 8 * n * kp}
-    rec["residues_gb_per_s"] = {s_: moved[s_] / rec["steps_ms"][s_] / 1e6 for s_ in moved}
+    # the floor's bytes (float32 read once, 8 int8 planes written) per time
+    moved = {"convert_a": 4 * m * k + 8 * m * kp, "convert_b": 4 * k * n + 8 * n * kp}
+    rec["convert_floor_gb_per_s"] = {s_: moved[s_] / rec["steps_ms"][s_] / 1e6 for s_ in moved}
     # new: the byte planes' size and Garner's traffic (8 planes read, C written)
     plane_bytes = 8 * n * D.padded_rows(m)
     rec["c_plane_bytes"] = plane_bytes
@@ -172,8 +177,9 @@ def main(argv):
         print(f"{s:>6}^3  int8_gemm " + "  ".join(
             f"{c}: {v['tops']:.0f} TOPS ({v['ms']:.2f} ms, exact={v['exact_on_sample']})"
             for c, v in g.items()))
-        print("        residues GB/s " + "  ".join(
-            f"{k_}={v:.0f}" for k_, v in r["residues_gb_per_s"].items()))
+        print("        conversion floor-bytes GB/s " + "  ".join(
+            f"{k_} ({r['convert_routes'][k_]})={v:.0f}"
+            for k_, v in r["convert_floor_gb_per_s"].items()))
         print("        steps ms " + "  ".join(f"{k}={v:.2f}" for k, v in r["steps_ms"].items()))
         others = "".join(f"  {k_} {v['tflops']:.1f}" for k_, v in r.items()
                          if k_.startswith(("int8x_", "api_")) and not k_.endswith("_err"))

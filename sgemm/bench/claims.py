@@ -363,9 +363,12 @@ CLAIMS: tuple[Claim, ...] = (
           "it, the same run", (EAGER,), "bash scripts/host_overhead_probe.sh",
           ("README.md", "docs/torch.md"),
           _eager("sgemm.torch.mm(a, b), requires_grad", "torch.matmul(a, b), requires_grad")),
-    Claim("int8-sanitizer", "compute-sanitizer memcheck, racecheck and initcheck on the INT8 "
-          "engine's kernels (byte-plane GEMMs, Garner, the public int8x path) at tile-edge "
-          "shapes", ("sanitizer-int8-h100-2026-11-25.log",), "bash scripts/int8_gpu_run.sh",
+    Claim("int8-sanitizer", "compute-sanitizer memcheck, racecheck, synccheck and initcheck on "
+          "the INT8 engine's kernels (both conversion routes, byte-plane GEMMs, Garner, the "
+          "public int8x path) at tile-edge shapes", ("sanitizer-int8-h100-2026-11-26.log",),
+          "bash scripts/int8_gpu_run.sh", ("docs/notes/int8x.md",)),
+    Claim("int8-gpu-tests", "The INT8 engine's GPU tests on the fused conversion",
+          ("gpu-tests-int8x-h100-2026-11-26.log",), "bash scripts/int8_gpu_run.sh",
           ("docs/notes/int8x.md",)),
     Claim("gpu-tests-changed", "The GPU tests of the code changed last: the INT8 engine, "
           "torch operators and launcher", ("gpu-tests-changed-h100-2026-11-25.log",),
@@ -426,8 +429,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("int8-gemm", "The INT8 GEMM of the Ozaki-II engine (wgmma s8 on sm_90a; mma.sync "
           "s8): TOPS, the "
           "pipeline's steps and TFLOPS against cuBLAS FP32, errors against fp64",
-          ("int8-gemm-probe-h100-2026-11-25.json",),
-          "OUT=dir python bench/probes/int8_gemm.py 4096 8192 16384", ("docs/notes/int8x.md",)),
+          ("int8-gemm-probe-h100-2026-11-26.json", "int8-gemm-probe-h100-2026-11-26-run1.json",
+           "int8-gemm-probe-h100-2026-11-26-run2.json"),
+          "OUT=dir python bench/probes/int8_gemm.py 4096 6144 8192 16384",
+          ("docs/notes/int8x.md", "docs/accuracy.md")),
     Claim("epilogue", "Linear + bias + GELU fused against sgemm's linear then PyTorch's bias "
           "and GELU, and against PyTorch, both precisions", ("epilogue-h100-2026-11-25.json",),
           "OUT=dir python bench/probes/epilogue.py", ("docs/notes/torch.md", "docs/torch.md")),

@@ -3,7 +3,8 @@ them, and the whole pipeline in one call:
 
     C = device.gemm(a, b, c, alpha, beta)       # float32 CuPy arrays
 
-exponents (40_int8x.cu) -> int8 residue planes (40_int8x.cu) -> INT8 GEMMs
+int8 residue planes with their exponents, one read of each operand where
+its rows are contiguous (40_int8x.cu) -> INT8 GEMMs
 of all moduli in one launch, each accumulator reduced to a byte (42_int8_wgmma.cu
 on sm_90a, 41_int8_mma.cu elsewhere) -> Garner reconstruction with
 alpha/beta (40_int8x.cu).  Every
@@ -91,50 +92,81 @@ def workspace_bytes(m: int, n: int, k: int, n_moduli: int = U.INT8X_MODULI) -> i
     return n_moduli * ((m + n) * padded_k(k) + n * padded_rows(m)) + 4 * (m + n)
 
 
-def exponents(x, axis: int, bits: int):
-    """(exponents per row (axis=1) or column (axis=0) of a 2-D float32 CuPy
-    array, whether it holds Inf or NaN).  The flag is read back to the host
-    (one synchronisation)."""
-    import cupy
-    rows, cols, sr, sc = _as_rows(x, axis)
-    e = cupy.zeros(rows, cupy.int32)
-    bad = cupy.zeros(1, cupy.int32)
-    if rows:
-        _launch(U.INT8X_EXPONENTS, (math.ceil(rows * 32 / 256), 1, 1),
-                (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, np.int32(bits),
-                 e.data.ptr, bad.data.ptr))
-    return e, bool(int(bad[0]))
-
-
 RESIDUE_TILE = (32, 128)      # rows x columns of X per block (40_int8x.cu, i8x::TR, TC)
+ROWMAX_COLS = 256             # columns per int8x_rowmax block (i8x::MAX_COLS)
 
 
 def residue_grid(rows: int, ld: int) -> tuple[int, int, int]:
-    """int8x_residues' grid: one block per 32 x 128 tile, row tiles in x,
-    column tiles (up to ld, the zero padding included) in y."""
-    return (math.ceil(rows / RESIDUE_TILE[0]), math.ceil(ld / RESIDUE_TILE[1]), 1)
+    """int8x_residues' grid: one block per 32 x 128 tile, column tiles (up
+    to ld, the zero padding included) in x, row tiles in y."""
+    return (math.ceil(ld / RESIDUE_TILE[1]), math.ceil(rows / RESIDUE_TILE[0]), 1)
 
 
-def residues(x, e, axis: int, mods, ld: int | None = None):
-    """int8 planes (n, rows, ld): row r of X (rows of x for axis=1, columns
-    for axis=0) scaled by 2^e_r and reduced modulo each modulus; columns
-    [cols, ld) are zeros."""
+def rowmax_grid(rows: int, cols: int) -> tuple[int, int, int]:
+    """int8x_rowmax's grid: 128 rows by ROWMAX_COLS columns a block."""
+    return (math.ceil(rows / 128), max(1, math.ceil(cols / ROWMAX_COLS)), 1)
+
+
+def route_for(sr: int, sc: int) -> str:
+    """Which conversion route a matrix with these element strides takes:
+    "tiles" (int8x_rowmax, then int8x_residues reading down columns) when
+    the row index is the contiguous one, else "rows" (int8x_convert_rows,
+    one read of each row)."""
+    return "tiles" if sr == 1 and sc != 1 else "rows"
+
+
+def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
+            route: str | None = None):
+    """(int8 planes (n, rows, ld), int32 exponents (rows,)): row r of X (rows
+    of x for axis=1, columns for axis=0) scaled by 2^e_r, e_r = bits -
+    exponent(max |X(r, .)|) (0 for an all-zero row), rounded and reduced
+    modulo each modulus; columns [cols, ld) are zeros.  bad: an int32 CuPy
+    array whose element 0 the kernels set to 1 if x holds Inf or NaN (not
+    read back here: no synchronisation).  route: "rows" or "tiles" forces
+    one (tests); None picks route_for(strides)."""
     import cupy
     n = U.INT8X_MODULI
     rows, cols, sr, sc = _as_rows(x, axis)
     ld = ld or padded_k(cols)
     if ld % U.INT8_K_ALIGN or ld < cols:
-        raise ValueError(f"int8x.residues: ld={ld} must be a multiple of {U.INT8_K_ALIGN} "
+        raise ValueError(f"int8x.convert: ld={ld} must be a multiple of {U.INT8_K_ALIGN} "
                          f"and >= {cols}")
-    if math.ceil(ld / RESIDUE_TILE[1]) > 65535:
-        raise ValueError(f"int8x.residues: ld={ld} needs more than 65535 column tiles of "
-                         f"{RESIDUE_TILE[1]} (k above {65535 * RESIDUE_TILE[1]})")
+    if bits < 2 or bits > 31:
+        raise ValueError(f"int8x.convert: bits={bits} must be in [2, 31] (moduli.budget)")
+    route = route or route_for(sr, sc)
+    if route not in ("rows", "tiles"):
+        raise ValueError(f"int8x.convert: route={route!r} must be 'rows' or 'tiles'")
+    if route == "tiles" and (math.ceil(rows / RESIDUE_TILE[0]) > 65535 or
+                             math.ceil(cols / ROWMAX_COLS) > 65535):
+        route = "rows"        # rows above 2 million or k above 16 million: grid y limits
+    if bad is None:
+        bad = cupy.zeros(1, cupy.int32)
     out = cupy.empty((n, rows, ld), cupy.int8)
+    e = cupy.empty(rows, cupy.int32)
     if rows:
-        _launch(U.INT8X_RESIDUES, residue_grid(rows, ld),
-                (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, e.data.ptr, mods.data.ptr,
-                 out.data.ptr, ld, rows * ld))
-    return out
+        if route == "rows":
+            _launch(U.INT8X_CONVERT, (rows, 1, 1),
+                    (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, np.int32(bits),
+                     e.data.ptr, bad.data.ptr, mods.data.ptr, out.data.ptr, ld, rows * ld))
+        else:
+            maxbits = cupy.zeros(rows, cupy.uint32)
+            _launch(U.INT8X_ROWMAX, rowmax_grid(rows, cols),
+                    (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, maxbits.data.ptr,
+                     bad.data.ptr))
+            _launch(U.INT8X_RESIDUES, residue_grid(rows, ld),
+                    (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, maxbits.data.ptr,
+                     np.int32(bits), e.data.ptr, mods.data.ptr, out.data.ptr, ld, rows * ld))
+    return out, e
+
+
+def exponents(x, axis: int, bits: int, route: str | None = None):
+    """(exponents per row (axis=1) or column (axis=0) of a 2-D float32 CuPy
+    array, whether it holds Inf or NaN), by convert() (the planes are
+    dropped).  The flag is read back to the host (one synchronisation)."""
+    import cupy
+    bad = cupy.zeros(1, cupy.int32)
+    _, e = convert(x, axis, bits, constants(), bad, route=route)
+    return e, bool(int(bad[0]))
 
 
 def gemm_spec(kernel: str = "auto"):
@@ -194,11 +226,11 @@ def int8_gemm(pa, pb, mods, config: str | None = None, kernel: str = "auto"):
     return buf[:, :, :m].transpose(0, 2, 1)
 
 
-GARNER_ROWS, GARNER_COLS = 256, 4     # rows and columns per block (40_int8x.cu)
+GARNER_ROWS, GARNER_COLS = 1024, 4    # rows and columns per block (40_int8x.cu)
 
 
 def garner_grid(m: int, ncols: int) -> tuple[int, int, int]:
-    """int8x_garner's grid: blocks of 256 rows (64 threads x 4) in x, 4
+    """int8x_garner's grid: blocks of 1024 rows (64 threads x 16) in x, 4
     columns a block in y (at most 65535; the kernel loops over the rest)."""
     return (math.ceil(m / GARNER_ROWS), min(math.ceil(ncols / GARNER_COLS), 65535), 1)
 
@@ -306,14 +338,14 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
             out[...] = np.float32(beta) * c
         return out
     bud = M.budget(n_moduli, k)
-    mu, bad_a = exponents(a, 1, bud.alpha)
-    nu, bad_b = exponents(b, 0, bud.beta)
+    mods = constants(n_moduli)
+    bad = cupy.zeros(2, cupy.int32)
+    pa, mu = convert(a, 1, bud.alpha, mods, bad[0:1])
+    pb, nu = convert(b, 0, bud.beta, mods, bad[1:2])
+    bad_a, bad_b = (bool(f) for f in bad.get())      # the call's one synchronisation
     if bad_a or bad_b:
         raise NonFiniteInput("int8x.gemm: Inf or NaN in " + ("a" if bad_a else "b") +
                              " has no integer form; use the FP32 path")
-    mods = constants(n_moduli)
-    pa = residues(a, mu, 1, mods)
-    pb = residues(b, nu, 0, mods)
     planes = int8_gemm(pa, pb, mods, config, kernel)
     del pa, pb                                  # back to the pool before Garner's output
     return garner(planes, mods, mu, nu, alpha, beta, c if beta != 0.0 else None, out)

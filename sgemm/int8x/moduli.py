@@ -114,11 +114,29 @@ def garner_offset(p: int) -> int:
     return -(-(1 << GARNER_OFFSET_BITS) // p) * p
 
 
+def residue_multiplier(p: int) -> int:
+    """floor((2^32 - 1) / p): for 0 <= u < 2^32, umulhi(u, it) is floor(u / p)
+    or one less (40_int8x.cu, i8x::sym_residue)."""
+    return ((1 << 32) - 1) // p
+
+
+def residue_shift(p: int) -> int:
+    """dd = ((2^31 + lo) mod p) - lo with lo = -(p // 2): r - dd is congruent
+    to u - 2^31 for the biased u = v + 2^31 of i8x::sym_residue."""
+    lo = -(p // 2)
+    return ((1 << 31) + lo) % p - lo
+
+
+def _i32(x: int) -> int:
+    return x - (1 << 32) if x >= 1 << 31 else x
+
+
 def kernel_constants(ms: tuple[int, ...]) -> list[int]:
     """The int array 40-42 read: p_0..p_{N-1}; W[l][q] row by row (q < l);
     Winv[l]; ceil(2^32 / p_l) as the bits of an int32; the offset of each
-    digit sum.  The INT8 GEMMs read only p_l."""
+    digit sum; then the residue kernels' floor((2^32 - 1) / p_l) (int32
+    bits) and residue_shift(p_l).  The INT8 GEMMs read only p_l."""
     w, winv = garner_weights(ms)
-    as_i32 = [b - (1 << 32) if b >= 1 << 31 else b for b in map(barrett, ms)]
-    return (list(ms) + [x for row in w for x in row] + list(winv) + as_i32 +
-            [garner_offset(p) for p in ms])
+    return (list(ms) + [x for row in w for x in row] + list(winv) +
+            [_i32(barrett(p)) for p in ms] + [garner_offset(p) for p in ms] +
+            [_i32(residue_multiplier(p)) for p in ms] + [residue_shift(p) for p in ms])

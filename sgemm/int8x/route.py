@@ -29,12 +29,13 @@ from __future__ import annotations
 from ..errors import ArgumentError
 
 # precision="fp32" takes the integer engine when min(m, n, k) >= CROSSOVER on
-# sm_90a (wgmma s8), tf32x3 otherwise.  Through sgemm.gemm on an H100,
-# tf32x3 ran 113 TFLOPS at 4096^3 against the engine's 82, and 99 / 105 at
-# 8192^3 / 16384^3 against 114 / 143
-# (bench/results/int8-gemm-probe-h100-2026-11-25.json): the smallest measured
-# size where the engine wins; the crossover lies between 4096 and 8192.
-CROSSOVER = 8192
+# sm_90a (wgmma s8), tf32x3 otherwise.  Through sgemm.gemm on an H100, with
+# the fused conversion (bench/results/int8-gemm-probe-h100-2026-11-26.json),
+# tf32x3 ran 113 TFLOPS at 4096^3 against the engine's 66 (94-96 in the two
+# earlier runs of the day), and 111 / 99 at 6144^3 / 8192^3 against 123 /
+# 130: 6144 is the smallest measured size where the engine wins; the
+# crossover lies between 4096 and 6144.
+CROSSOVER = 6144
 INT8X_ARCHS = ("sm_90a",)     # the mma.sync pipeline (68 TFLOPS at 8192^3) never wins
 
 

@@ -41,10 +41,13 @@ def _int8x(name: str, function: str, title: str) -> KernelSpec:
 
 
 INT8X_MODULI = 8
-INT8X_EXPONENTS = _int8x("int8x_exponents", "int8x_exponents",
-                         "per-row power-of-two exponents and a non-finite flag")
+INT8X_CONVERT = _int8x("int8x_convert_rows", f"int8x_convert_rows<{INT8X_MODULI}>",
+                       "rows to int8 residue planes in one read: exponent, scaling, residues")
+INT8X_ROWMAX = _int8x("int8x_rowmax", "int8x_rowmax",
+                      "row maxima of a column-strided operand and a non-finite flag")
 INT8X_RESIDUES = _int8x("int8x_residues", f"int8x_residues<{INT8X_MODULI}>",
-                        "scaled integers to int8 residue planes, one per modulus")
+                        "scaled integers to int8 residue planes, one per modulus, from row "
+                        "maxima")
 INT8X_GARNER = _int8x("int8x_garner", f"int8x_garner<{INT8X_MODULI}>",
                       "residues of C' to FP32 (Garner), unscaled, alpha/beta")
 
@@ -130,8 +133,8 @@ def _int8_gemm(configs: dict[str, TileParams]) -> Int8GemmSpec:
 
 # default: 2 blocks an SM on sm_80/sm_90 (128 registers, 64 KiB each);
 # large: the 64x64 warp tile halves shared-memory traffic per MMA, one block
-# an SM (about 235 registers).  H100: default 603-667 TOPS, large 525-628
-# (bench/results/int8-gemm-probe-h100-2026-11-25.json).
+# an SM (about 235 registers).  H100: default 600-653 TOPS, large 505-619
+# (bench/results/int8-gemm-probe-h100-2026-11-26.json).
 INT8X_GEMM = _int8_gemm({
     "default": TileParams(BM=128, BN=128, BK=64, WM=64, WN=32, threads=256, stages=4,
                           swizzle=8),
@@ -194,8 +197,8 @@ def _int8_wgmma(configs: dict[str, TileParams]) -> Int8GemmSpec:
 # default: 128 x 256, one block an SM (128 accumulators a thread, 4 x 48 KiB
 # stages); narrow: 128 x 128, two blocks an SM (3 x 32 KiB stages each, 128
 # registers).  H100, 8 moduli a launch (bench/results/int8-gemm-probe-h100-
-# 2026-11-25.json): default 1065 / 1404 / 1402 TOPS at 4096^3 / 8192^3 /
-# 16384^3, narrow 876 / 1008 / 1086.
+# 2026-11-26.json): default 1324 / 1565 / 1474 TOPS at 4096^3 / 8192^3 /
+# 16384^3, narrow 1029 / 1086 / 1002.
 INT8X_WGMMA = _int8_wgmma({
     "default": TileParams(BM=128, BN=256, BK=128, WM=64, WN=256, threads=256, stages=4,
                           swizzle=8),
@@ -216,4 +219,5 @@ def int8_gemm_spec(arch: str, kernel: str = "auto") -> Int8GemmSpec:
     return INT8X_WGMMA if kernel == "wgmma" else INT8X_GEMM
 
 
-UTILITY = [SCALE, PACK, INT8X_EXPONENTS, INT8X_RESIDUES, INT8X_GARNER, INT8X_GEMM, INT8X_WGMMA]
+UTILITY = [SCALE, PACK, INT8X_CONVERT, INT8X_ROWMAX, INT8X_RESIDUES, INT8X_GARNER, INT8X_GEMM,
+           INT8X_WGMMA]

@@ -41,13 +41,12 @@ def test_kernels_match_the_emulation_bit_for_bit(m, k, n, wide):
     bud = parts.budget
     ga, gb = cp.asarray(a), cp.asfortranarray(cp.asarray(b))       # B column-major too
     mods = D.constants(8)
-    mu, bad_a = D.exponents(ga, 1, bud.alpha)
-    nu, bad_b = D.exponents(gb, 0, bud.beta)
-    assert not bad_a and not bad_b
+    bad = cp.zeros(1, cp.int32)
+    pa, mu = D.convert(ga, 1, bud.alpha, mods, bad)  # (8, m, lda)
+    pb, nu = D.convert(gb, 0, bud.beta, mods, bad)   # (8, n, ldb): B^T, k contiguous
+    assert not int(bad[0])
     np.testing.assert_array_equal(mu.get(), parts.mu)
     np.testing.assert_array_equal(nu.get(), parts.nu)
-    pa = D.residues(ga, mu, 1, mods)                 # (8, m, lda)
-    pb = D.residues(gb, nu, 0, mods)                 # (8, n, ldb): B^T, k contiguous
     for l in range(8):
         np.testing.assert_array_equal(pa[l, :, :k].get(), parts.a_res[l])
         np.testing.assert_array_equal(pb[l, :, :k].get(), parts.b_res[l].T)
@@ -78,40 +77,55 @@ def test_garner_with_beta_zero_never_reads_c():
     np.testing.assert_array_equal(got.get(), R.gemm(a, b).astype(np.float32))
 
 
+@pytest.mark.parametrize("route", ["rows", "tiles"])
 @pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan])
-def test_non_finite_input_is_flagged(value):
+def test_non_finite_input_is_flagged(value, route):
     from sgemm.int8x import device as D
     x = cp.ones((4, 50), cp.float32)
     x[2, 17] = value
-    _, bad = D.exponents(x, 1, 25)
+    _, bad = D.exponents(x, 1, 25, route=route)
     assert bad
-    _, bad_cols = D.exponents(x, 0, 25)
+    _, bad_cols = D.exponents(x, 0, 25, route=route)
     assert bad_cols
+    _, fine = D.exponents(cp.ones((4, 50), cp.float32), 1, 25, route=route)
+    assert not fine
 
 
 RESIDUE_CASES = [(1, 1, "C"), (1, 1, "F"), (33, 129, "C"), (33, 129, "F"), (70, 300, "F"),
-                 (257, 1, "F"), (5, 4097, "C"), (300, 31, "F"), (64, 128, "P")]
+                 (257, 1, "F"), (5, 4097, "C"), (300, 31, "F"), (64, 128, "P"),
+                 (3, 20001, "C"), (40, 16385, "F"), (33, 260, "S")]
 
 
+@pytest.mark.parametrize("route", [None, "rows", "tiles"])
 @pytest.mark.parametrize("m,k,order", RESIDUE_CASES,
                          ids=[f"{m}x{k}-{o}" for m, k, o in RESIDUE_CASES])
-def test_residue_planes_for_every_layout(m, k, order):
-    """The coalesced residue kernel reads down columns (column-major A,
-    row-major B) or along rows (the other two); tiles of 32 x 128 cross
-    every edge here.  k = 1 gives the largest scaled integers (2^31)."""
+def test_residue_planes_for_every_layout(m, k, order, route):
+    """Both conversion routes on every layout (None: the one the strides
+    pick): int8x_convert_rows (one block a row; rows past 16384 columns read
+    their tail twice: 20001; unaligned rows: P; neither stride 1: S) and
+    int8x_rowmax + int8x_residues (32 x 128 tiles crossing every edge).
+    k = 1 gives the largest scaled integers (2^31); the rows' exponents span
+    2^-140 to 2^120 (subnormal rows, scales past 2^127)."""
     from sgemm.int8x import device as D
     from sgemm.int8x import reference as R
     from tests.gpu.reference import make
     rng = np.random.default_rng(m * 31 + k)
-    n = max(1, k // 3)
-    a = make(cp, rng, (m, k), "C" if order == "P" else order, pad=2 if order == "P" else 0)
+    n = max(1, min(k // 3, 40))          # B's columns: the emulation's products stay cheap
+    if order == "S":                                 # every other row and column
+        a = cp.asarray(rng.standard_normal((2 * m, 2 * k)).astype(np.float32))[::2, ::2]
+    else:
+        a = make(cp, rng, (m, k), "C" if order == "P" else order,
+                 pad=2 if order == "P" else 0)
     b = make(cp, rng, (k, n), "C" if order == "F" else "F")     # the other way round
-    a *= cp.asarray(np.exp2(rng.integers(-30, 31, (m, 1))).astype(np.float32))
+    a *= cp.asarray(np.exp2(rng.integers(-140, 121, (m, 1))).astype(np.float32))
     parts = R.decompose(a.get(), b.get(), 8)
     mods = D.constants(8)
-    mu, _ = D.exponents(a, 1, parts.budget.alpha)
-    nu, _ = D.exponents(b, 0, parts.budget.beta)
-    pa, pb = D.residues(a, mu, 1, mods), D.residues(b, nu, 0, mods)
+    bad = cp.zeros(1, cp.int32)
+    pa, mu = D.convert(a, 1, parts.budget.alpha, mods, bad, route=route)
+    pb, nu = D.convert(b, 0, parts.budget.beta, mods, bad, route=route)
+    assert not int(bad[0])
+    np.testing.assert_array_equal(mu.get(), parts.mu)
+    np.testing.assert_array_equal(nu.get(), parts.nu)
     for l in range(8):
         np.testing.assert_array_equal(pa[l, :, :k].get(), parts.a_res[l])
         np.testing.assert_array_equal(pb[l, :, :k].get(), parts.b_res[l].T)

@@ -173,17 +173,150 @@ def test_byte_plane_garner_matches_the_reference_digits():
         np.testing.assert_array_equal(g, w_.ravel())
 
 
+def sym_residue(v: np.ndarray, p: int) -> np.ndarray:
+    """i8x::sym_residue in uint32/int32 arithmetic: int32 v -> the symmetric
+    residue in [-(p // 2), -(p // 2) + p)."""
+    v = np.asarray(v, np.int64)
+    assert v.min(initial=0) >= -2 ** 31 and v.max(initial=0) < 2 ** 31
+    u = (v + 2 ** 31).astype(np.uint64)                  # the sign bit flipped
+    q = (u * np.uint64(M.residue_multiplier(p))) >> np.uint64(32)     # __umulhi
+    r = (u - q * np.uint64(p)).astype(np.int64)
+    assert r.min(initial=0) >= 0 and r.max(initial=0) < 2 * p     # the comment's claim
+    lo = -(p // 2)
+    s = r - M.residue_shift(p)
+    s = np.where(s < lo, s + p, s)
+    return np.where(s >= lo + p, s - p, s)
+
+
+def scaled(x: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """i8x::scaled with the kernels' s1 = 2^min(e, 127), s2 = 2^(e - 127) or
+    1: two float32 products (IEEE, subnormals kept, as __fmul_rn), then
+    round half to even (__float2int_rn)."""
+    x = np.asarray(x, np.float32)
+    e = np.asarray(e, np.int64)
+    s1 = np.ldexp(np.float32(1), np.clip(e, -126, 127)).astype(np.float32)
+    s2 = np.ldexp(np.float32(1), np.clip(np.where(e > 127, e - 127, 0), -126, 127))
+    with np.errstate(under="ignore"):
+        y = (x * s1) * s2.astype(np.float32)
+    assert y.dtype == np.float32 and np.abs(y).max(initial=0) < 2 ** 31
+    return np.rint(y).astype(np.int64)
+
+
+@pytest.mark.parametrize("p", M.moduli(8))
+def test_sym_residue_is_the_reference_residue(p):
+    from sgemm.int8x import reference as R
+    rng = np.random.default_rng(p + 7)
+    v = _values(rng, p)
+    v = v[v < 2 ** 31]                                   # int32: |X'| < 2^31
+    np.testing.assert_array_equal(sym_residue(v, p), R.residues(v, p))
+
+
+def test_sym_residue_needs_its_correction():
+    """The quotient is one short for some u (r in [p, 2p)), so the second
+    fix-up step is needed (and the test above could fail without it)."""
+    v = np.arange(-2 ** 31, 2 ** 31 - 2 ** 20, 2 ** 20 - 3, dtype=np.int64)
+    short = 0
+    for p in M.moduli(8):
+        u = (v + 2 ** 31).astype(np.uint64)
+        q = (u * np.uint64(M.residue_multiplier(p))) >> np.uint64(32)
+        short += int(np.count_nonzero(u - q * np.uint64(p) >= np.uint64(p)))
+    assert short > 0
+
+
+def _wide_rows(rng, rows, cols):
+    """Rows spanning float32's whole range: subnormal rows, rows near the
+    top, zero rows, subnormal entries inside normal rows, exact halves."""
+    x = rng.standard_normal((rows, cols)).astype(np.float64)
+    x *= np.exp2(rng.integers(-150, 128, (rows, 1)).astype(np.float64))
+    x *= np.exp2(rng.integers(-40, 1, (rows, cols)).astype(np.float64))
+    x[0] = 0.0
+    x[1] = rng.integers(-3, 4, cols) * 2.0 ** -149          # subnormal multiples
+    x[2] = (rng.integers(-2 ** 20, 2 ** 20, cols) + 0.5) * 2.0 ** -40   # halves after scaling
+    x[3, :] = 3.4e38 * np.sign(rng.standard_normal(cols))
+    x[4, 0], x[4, 1:] = 1.0, 1e-45
+    with np.errstate(over="ignore", under="ignore"):
+        return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("bits", [2, 13, 25, 31])
+def test_scaled_integers_equal_the_reference(bits):
+    """Two float32 products and one rounding give reference.to_integers'
+    rint(x 2^e) exactly, for every exponent the budget allows."""
+    from sgemm.int8x import reference as R
+    rng = np.random.default_rng(bits)
+    x = _wide_rows(rng, 400, 300)
+    x = x[np.isfinite(x).all(axis=1)]
+    e = R.exponents(x, 1, bits)
+    assert e.max() > 127 + bits // 2 and e.min() < -90           # both branches
+    got = scaled(x, e[:, None])
+    np.testing.assert_array_equal(got, R.to_integers(x, e, 1))
+    assert np.abs(got).max() <= 2 ** bits                 # rounding may reach 2^bits ...
+    assert np.abs(got).max() < 2 ** 31                    # ... but never 2^31 (int32)
+
+
+def test_one_product_would_overflow_the_scale():
+    """2^e itself leaves float32 for the subnormal rows: the split is needed."""
+    from sgemm.int8x import reference as R
+    x = np.array([[1e-45, 3e-45]], np.float32)
+    assert R.exponents(x, 1, 25)[0] > 127
+
+
+def horner_split(digits, ms, hi: int = 4):
+    """int8x_garner's Horner: the top `hi` digits in int32 (checked to stay
+    inside it), then float64 steps without contraction, then times
+    2^-(mu + nu) -- as the kernel writes it."""
+    n = len(ms)
+    yi = np.asarray(digits[-1], np.int64)
+    for l in range(n - 2, n - hi - 1, -1):
+        yi = np.asarray(digits[l], np.int64) + ms[l] * yi
+        assert np.abs(yi).max() < 2 ** 31
+    y = yi.astype(np.float64)
+    for l in range(n - hi - 1, -1, -1):
+        y = np.asarray(digits[l], np.float64) + np.float64(ms[l]) * y    # two roundings
+    return y
+
+
+def test_horner_split_equals_the_reference_horner():
+    """Random digits, and every digit at either end of its range (the
+    largest magnitudes the int32 steps meet), give reference.garner's
+    float64 value bit for bit."""
+    from sgemm.int8x import reference as R
+    ms = M.moduli(8)
+    rng = np.random.default_rng(9)
+    digits = [rng.integers(-(p // 2), (p + 1) // 2, 50000) for p in ms]
+    for l, p in enumerate(ms):                     # the range's ends
+        digits[l][:2] = [-(p // 2), (p - 1) // 2]
+    value = np.zeros(50000, object)                # the integers the digits spell, exactly
+    w = 1
+    for l, p in enumerate(ms):
+        value = value + digits[l].astype(object) * w
+        w *= p
+    c_res = [np.array([int(v) % p for v in value], np.int64) for p in ms]
+    got_digits, want = R.garner(c_res, ms)
+    for g, d in zip(got_digits, digits):
+        np.testing.assert_array_equal(g, d)        # the digits are the ones spelled
+    np.testing.assert_array_equal(horner_split(digits, ms), want)
+    # the bound for any 4 pairwise coprime moduli <= 256: half their product < 2^31
+    assert 256 * 255 * 253 * 251 // 2 < 2 ** 31
+    # the scale: mu + nu in [-252, 358] keeps 2^-(mu + nu) a normal double
+    assert 1 <= 1023 - 358 and 1023 + 252 <= 2046
+
+
 def test_kernel_constants_layout():
     """The int array the kernels read: p, W row by row, Winv, Barrett
     multipliers (int32 bits), offsets; Garner's arithmetic stays exact."""
     ms = M.moduli(8)
     flat = M.kernel_constants(ms)
     w, winv = M.garner_weights(ms)
-    assert len(flat) == 4 * 8 + 28
+    assert len(flat) == 6 * 8 + 28
     assert flat[:8] == list(ms) and flat[8:36] == [x for r in w for x in r]
     assert flat[36:44] == list(winv) and winv[0] == 1
     assert [x & 0xFFFFFFFF for x in flat[44:52]] == [-(-2 ** 32 // p) for p in ms]
-    assert all(o % p == 0 and 2 ** 19 <= o < 2 ** 19 + p for o, p in zip(flat[52:], ms))
+    assert all(o % p == 0 and 2 ** 19 <= o < 2 ** 19 + p for o, p in zip(flat[52:60], ms))
+    assert [x & 0xFFFFFFFF for x in flat[60:68]] == [(2 ** 32 - 1) // p for p in ms]
+    assert flat[68:76] == [M.residue_shift(p) for p in ms]
+    base = 4 * 8 + 8 * 7 // 2                      # i8x::load_mod's BASE
+    assert base == 60
     assert all(-2 ** 31 <= x < 2 ** 31 for x in flat)
     # the digit sum: 7 terms of |v| <= 128 times W < 256, inside the offset
     assert 7 * 128 * 255 < 2 ** M.GARNER_OFFSET_BITS
@@ -210,22 +343,30 @@ def test_budget_keeps_scaled_integers_inside_mod_small_range():
 def test_grid_covers_rows_and_the_padded_columns():
     from sgemm.int8x import device as D
     assert D.garner_grid(1, 1) == (1, 1, 1)
-    assert D.garner_grid(257, 3) == (2, 1, 1)
-    assert D.garner_grid(257, 5) == (2, 2, 1)
-    assert D.garner_grid(8192, 8192) == (32, 2048, 1)
-    assert D.garner_grid(8192, 400000) == (32, 65535, 1)      # the kernel loops past it
-    assert D.RESIDUE_TILE == (32, 128)
+    assert D.garner_grid(257, 3) == (1, 1, 1)
+    assert D.garner_grid(1025, 3) == (2, 1, 1)
+    assert D.garner_grid(257, 5) == (1, 2, 1)
+    assert D.garner_grid(8192, 8192) == (8, 2048, 1)
+    assert D.garner_grid(8192, 400000) == (8, 65535, 1)      # the kernel loops past it
+    assert D.RESIDUE_TILE == (32, 128) and D.ROWMAX_COLS == 256
+    assert D.rowmax_grid(1, 0) == (1, 1, 1)
+    assert D.rowmax_grid(129, 257) == (2, 2, 1)
+    assert D.rowmax_grid(128, 256) == (1, 1, 1)
+    assert D.rowmax_grid(8192, 8192) == (64, 32, 1)
+    assert D.route_for(1, 8192) == "tiles" and D.route_for(8192, 1) == "rows"
+    assert D.route_for(1, 1) == "rows" and D.route_for(3, 5) == "rows"
     assert D.residue_grid(1, 16) == (1, 1, 1)
-    assert D.residue_grid(33, 128) == (2, 1, 1)
-    assert D.residue_grid(8192, 8192) == (256, 64, 1)
-    assert D.residue_grid(1000, 4112) == (32, 33, 1)
+    assert D.residue_grid(33, 128) == (1, 2, 1)
+    assert D.residue_grid(8192, 8192) == (64, 256, 1)
+    assert D.residue_grid(1000, 4112) == (33, 32, 1)
 
 
 def test_source_mirrors_the_emulation():
     """The emulation above repeats these lines of the kernel; if they
     change, this test names what to update."""
     src = SOURCE.read_text() + (SOURCE.parent / "int8_common.cuh").read_text()
-    for line in ["enum : int { TR = 32, TC = 128, PITCH = TC + 4, THREADS = 256 };",
+    for line in ["enum : int { RT = 256, RCACHE = 16, TR = 32, TC = 128, PITCH = TC + 4, "
+                 "THREADS = 256,",
                  "const int hi = (int)(x >> 16), lo = (int)(x & 0xffff);",
                  "return mod_f(hi * c16 + lo, p, inv);",
                  "return t - (int)__umulhi((unsigned)t, bm) * p;",
@@ -238,12 +379,31 @@ def test_source_mirrors_the_emulation():
                  "off[l] = mods[3 * N + NW + l];",
                  "for (int q = 0; q < NW; ++q) w[q] = mods[N + q];",
                  "for (int j = blockIdx.y * 4 + threadIdx.x / 64; j < Nc; j += gridDim.y * 4) {",
-                 "const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 4;",
+                 "const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 16;",
                  "const int q = (int)floorf(__fmul_rn((float)t, inv));",
                  "if (r < 0) r += p;",
                  "if (r >= p) r -= p;",
-                 "c16[l] = 65536 % p[l];",
-                 "inv[l] = __frcp_rn((float)p[l]);",
-                 "const long long v = __double2ll_rn(ldexp((double)x[i], er));",
-                 "tile[l][r][c] = (signed char)(m >= (p[l] + 1) / 2 ? m - p[l] : m);"]:
+                 # the residue kernels: scaling and sym_residue (emulated above)
+                 "return __int_as_float((min(max(k, -126), 127) + 127) << 23);",
+                 "return m > 0.0f ? bits - ex : 0;",
+                 "return __float2int_rn(__fmul_rn(__fmul_rn(x, s1), s2));",
+                 "const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);",
+                 "enum : int { BASE = 4 * N + N * (N - 1) / 2 };",
+                 "m.mf = (unsigned)mods[BASE + l];",
+                 "m.dd = mods[BASE + N + l];",
+                 "m.lo = -(int)(m.p / 2);",
+                 "const unsigned u = (unsigned)v ^ 0x80000000u;",
+                 "const unsigned r = u - __umulhi(u, m.mf) * m.p;",
+                 "int s = (int)r - m.dd;",
+                 "s = s < m.lo ? s + (int)m.p : s;",
+                 "s = s >= m.lo + (int)m.p ? s - (int)m.p : s;",
+                 "return (unsigned)(a & 0xff) | (unsigned)(b & 0xff) << 8 | "
+                 "(unsigned)(c & 0xff) << 16 |",
+                 # Garner's Horner and scale (horner_split)
+                 "HI = N < 4 ? N : 4 };",
+                 "for (int l = N - 2; l >= N - HI; --l) yi = v[l][e] + p[l] * yi;",
+                 "for (int l = N - HI - 1; l >= 0; --l)",
+                 "y = __dadd_rn((double)v[l][e], __dmul_rn((double)p[l], y));",
+                 "y = __dmul_rn(y, __longlong_as_double((long long)(1023 - mu[i + e] - nj) "
+                 "<< 52));"]:
         assert line in src, line

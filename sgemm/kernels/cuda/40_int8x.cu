@@ -3,16 +3,26 @@
 // sgemm/int8x/, which these kernels must match bit for bit).
 //
 // A matrix X (rows x cols, X(r, c) = X[r * sr + c * sc]: A's rows over k,
-// or B's columns over k) goes to INT8 residue planes in three steps:
-//   int8x_exponents: e_r = bits - exponent(max_c |X(r, c)|) per row (frexp),
-//     0 for an all-zero row; any Inf or NaN raises *bad (the engine then
-//     leaves the call to FP32: such values have no integer form);
-//   int8x_residues<N>: X'(r, c) = rint(X(r, c) 2^e_r), exact in 64 bits
-//     (|X'| <= 2^bits), then for each modulus p_l the residue in [-p/2, p/2)
-//     as int8, plane l row-major: out[l * plane + r * ld + c] (k contiguous,
-//     what the INT8 GEMMs, 41_int8_mma.cu and 42_int8_wgmma.cu, read; columns [cols, ld) are
-//     zeros, ld a multiple of 16: one 16-byte cp.async chunk is then wholly
-//     inside or wholly past k, so no larger padding is needed).
+// or B's columns over k) goes to INT8 residue planes: per row the exponent
+// e_r = bits - exponent(max_c |X(r, c)|) (frexp; 0 for an all-zero row),
+// X'(r, c) = rint(X(r, c) 2^e_r) (|X'| < 2^bits <= 2^31), and for each
+// modulus p_l the residue in [-p/2, p/2) as int8, plane l row-major:
+// out[l * plane + r * ld + c] (k contiguous, what the INT8 GEMMs,
+// 41_int8_mma.cu and 42_int8_wgmma.cu, read; columns [cols, ld) are zeros,
+// ld a multiple of 16).  Any Inf or NaN raises *bad (the engine then leaves
+// the call to FP32: such values have no integer form).  Two routes, by
+// which index is contiguous in memory (sgemm/int8x/device.py picks):
+//   int8x_convert_rows<N> (a row is contiguous, or neither index is): one
+//     block per row reads it once, keeps it in registers, reduces the
+//     maximum and writes the planes -- one read of X;
+//   int8x_rowmax then int8x_residues<N> (the row index is the contiguous
+//     one: a column-major A, a row-major B): a whole row is a strided walk,
+//     so a coalesced pass takes the row maxima first (atomicMax on the float
+//     bits), then a tile kernel reads X again down its columns and writes
+//     the planes k-contiguous through shared memory -- two reads of X.
+// The residues themselves: X' in int32 (two exact float multiplies and one
+// rounding conversion), then per modulus a Barrett quotient with an integer
+// multiply-high, no int<->float conversion (i8x::sym_residue).
 // After the INT8 GEMMs (41/42: byte planes, C'_l mod p_l in [0, p) as
 // uint8, column-major like C, rows padded to a multiple of 16):
 //   int8x_garner<N>: per element the symmetric mixed-radix digits of C' from
@@ -25,102 +35,294 @@
 // Each waits on griddepcontrol first (launched with PDL on sm_90 like the
 // other FP32 kernels).  Moduli and Garner's constants come in one int array:
 // p_0..p_{N-1}, then what int8x_garner lists (sgemm/int8x/moduli.py).
-// Measured (H100, 8192^3, bench/results/int8-gemm-probe-h100-2026-11-25.json):
-// exponents 0.48 ms for A and B, residues 0.76 ms each (1.06 TB/s), Garner
-// 3.02 ms on INT32 planes (the byte-plane version: measurement pending).
+// Measured (H100, 8192^3, A and B column-major; `OUT=dir python
+// bench/probes/int8_gemm.py 8192`, bench/results/int8-gemm-probe-h100-
+// 2026-11-26.json): conversion of A (tiles route) 0.65 ms, of B (rows
+// route) 0.34 ms -- 2.4 TB/s of the floor's bytes -- where the previous
+// exponent and residue kernels took 1.92 ms for both; Garner 0.68 ms.
 #include "common.cuh"
 #include "int8_common.cuh"
 
-__global__ void __launch_bounds__(256)
-int8x_exponents(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
-                int bits, int* __restrict__ e, int* __restrict__ bad) {
+namespace i8x {
+// 2^k as a float for -126 <= k <= 127 (clamped: a garbage exponent from an
+// Inf/NaN row, whose result is discarded, must not make a bad bit pattern).
+__device__ __forceinline__ float pow2f(int k) {
+    return __int_as_float((min(max(k, -126), 127) + 127) << 23);
+}
+
+// The row's exponent from its largest magnitude m (0 for an all-zero row),
+// as reference.exponents: m = f 2^ex with f in [0.5, 1), e = bits - ex.
+__device__ __forceinline__ int row_exponent(float m, int bits) {
+    int ex = 0;
+    frexpf(m, &ex);
+    return m > 0.0f ? bits - ex : 0;
+}
+
+// X' = rint(x 2^e) in int32.  bits >= 2 (moduli.budget) and ex <= 128 give
+// e >= -126, and ex >= -148 (the least subnormal) gives e <= bits + 148.
+// The scaling is two float multiplies s1 = 2^min(e, 127), s2 = 2^(e - 127)
+// or 1: x s1 is exact whenever it is normal (for e > 127 always: x >=
+// 2^-149), and a subnormal x s1 has |x 2^e| < 2^-126, which rounds to 0
+// anyway; the second product is then exact too (normal, below 2^31).
+// |x 2^e| <= f 2^bits <= (1 - 2^-24) 2^31, so rounding cannot reach 2^31
+// and __float2int_rn (round half to even, np.rint's rule) is exact.
+__device__ __forceinline__ int scaled(float x, float s1, float s2) {
+    return __float2int_rn(__fmul_rn(__fmul_rn(x, s1), s2));
+}
+
+// Per-modulus constants of sym_residue, from the constants array
+// (moduli.kernel_constants: after the 4 N + N (N - 1) / 2 of Garner come
+// floor((2^32 - 1) / p_l) and dd_l = ((2^31 + lo) mod p) - lo).
+struct Mod {
+    unsigned p, mf;    // p, floor((2^32 - 1) / p)
+    int dd, lo;        // ((2^31 + lo) mod p) - lo, lo = -floor(p / 2)
+};
+template <int N>
+__device__ __forceinline__ Mod load_mod(const int* __restrict__ mods, int l) {
+    enum : int { BASE = 4 * N + N * (N - 1) / 2 };
+    Mod m;
+    m.p = (unsigned)mods[l];
+    m.mf = (unsigned)mods[BASE + l];
+    m.dd = mods[BASE + N + l];
+    m.lo = -(int)(m.p / 2);
+    return m;
+}
+
+// The symmetric residue of v in [lo, lo + p) (reference.residues: [-p/2,
+// p/2) for even p, [-(p-1)/2, (p-1)/2] for odd).  u = v + 2^31 in [0, 2^32)
+// (the sign bit flipped); q = umulhi(u, floor((2^32 - 1) / p)) is floor(u /
+// p) or one less (the multiplier is at least (2^32 - p) / p, so u mf / 2^32 >
+// u / p - u / 2^32 > u / p - 1), so r = u - q p is in [0, 2p);
+// s = r - dd = r - ((2^31 + lo) mod p) + lo is congruent to v and lies in
+// (lo - p, lo + 2p); one step each way puts it in [lo, lo + p).
+// tests/int8x/test_residues.py emulates this in uint32/int32.
+__device__ __forceinline__ int sym_residue(int v, const Mod& m) {
+    const unsigned u = (unsigned)v ^ 0x80000000u;
+    const unsigned r = u - __umulhi(u, m.mf) * m.p;
+    int s = (int)r - m.dd;
+    s = s < m.lo ? s + (int)m.p : s;
+    s = s >= m.lo + (int)m.p ? s - (int)m.p : s;
+    return s;
+}
+
+// Four consecutive columns' residues packed little-endian into one word.
+__device__ __forceinline__ unsigned pack4(int a, int b, int c, int d) {
+    return (unsigned)(a & 0xff) | (unsigned)(b & 0xff) << 8 | (unsigned)(c & 0xff) << 16 |
+           (unsigned)d << 24;
+}
+
+// int8x_convert_rows' shape: one block of RT threads per row, each thread
+// 4 consecutive columns at a time; RCACHE 4-column groups a thread kept in
+// registers between the maximum and the conversion (rows up to RT * 4 *
+// RCACHE = 16384 columns are read once; longer rows read their tail twice,
+// the second time mostly from L2).  The residue tile of int8x_residues: TR
+// rows x TC columns per block of 256 threads, staged in shared memory as
+// int8 planes [N][TR][PITCH], PITCH = TC + 4 bytes = 33 words (odd), so the
+// 32 rows of a warp's word stores hit 32 distinct banks.  (An enum:
+// namespace-scope constexpr variables become per-process symbols.)
+enum : int { RT = 256, RCACHE = 16, TR = 32, TC = 128, PITCH = TC + 4, THREADS = 256,
+             MAX_COLS = 256 };
+}  // namespace i8x
+
+// int8x_convert_rows<N>: block r converts row r (grid: rows in x).  Phase 1
+// reads the row as 4-column groups (a float4 when the row is contiguous and
+// 16-byte aligned, else 4 loads), keeping the first RCACHE groups a thread
+// in registers, and reduces the maximum and the finite flag over the block;
+// phase 2 converts and writes each plane's word for the group (a warp 128
+// consecutive bytes a plane), through ld (the zero padding included).
+template <int N>
+__global__ void __launch_bounds__(i8x::RT)
+int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
+                   int bits, int* __restrict__ e, int* __restrict__ bad,
+                   const int* __restrict__ mods, signed char* __restrict__ out, long long ld,
+                   long long plane) {
+    using namespace i8x;
+    __shared__ float wmax[RT / 32];
     sg::pdl_wait();   // the previous kernel may still be writing X
-    const int r = (int)(((long long)blockIdx.x * 256 + threadIdx.x) >> 5);
-    const int lane = threadIdx.x & 31;
-    if (r >= rows) return;                       // a whole warp leaves together
+    const long long r = blockIdx.x;
+    const float* x = X + r * sr;
+    const bool vec = sc == 1 && (reinterpret_cast<unsigned long long>(x) & 15) == 0;
+    const int groups = (cols + 3) / 4;
+    auto load = [&](int g) -> float4 {
+        const int c = 4 * g;
+        if (vec && c + 3 < cols) return *reinterpret_cast<const float4*>(x + c);
+        float4 v;
+        v.x = c < cols ? x[(long long)c * sc] : 0.0f;
+        v.y = c + 1 < cols ? x[(long long)(c + 1) * sc] : 0.0f;
+        v.z = c + 2 < cols ? x[(long long)(c + 2) * sc] : 0.0f;
+        v.w = c + 3 < cols ? x[(long long)(c + 3) * sc] : 0.0f;
+        return v;
+    };
+    auto fold = [](float m, float4 v) {
+        return fmaxf(fmaxf(m, fmaxf(fabsf(v.x), fabsf(v.y))), fmaxf(fabsf(v.z), fabsf(v.w)));
+    };
+    auto finite4 = [](float4 v) {
+        return isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w);
+    };
+
+    // ---- phase 1: read once, the maximum and the finite flag ----
+    float4 xs[RCACHE];
     float m = 0.0f;
     bool finite = true;
-    for (int c = lane; c < cols; c += 32) {
-        const float x = X[r * sr + c * sc];
-        finite = finite && isfinite(x);
-        m = fmaxf(m, fabsf(x));
+#pragma unroll
+    for (int i = 0; i < RCACHE; ++i) {                 // all loads first: RCACHE in flight
+        const int g = threadIdx.x + i * RT;
+        xs[i] = g < groups ? load(g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+#pragma unroll
+    for (int i = 0; i < RCACHE; ++i) {
+        m = fold(m, xs[i]);
+        finite = finite && finite4(xs[i]);
+    }
+    for (int g = threadIdx.x + RCACHE * RT; g < groups; g += RT) {
+        const float4 v = load(g);
+        m = fold(m, v);
+        finite = finite && finite4(v);
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    finite = __all_sync(0xffffffffu, finite);
-    if (lane == 0) {
-        int ex = 0;
-        frexpf(m, &ex);
-        e[r] = m > 0.0f ? bits - ex : 0;
-        if (!finite) atomicOr(bad, 1);
+    if ((threadIdx.x & 31) == 0) wmax[threadIdx.x / 32] = m;
+    const bool any_bad = __syncthreads_or(!finite);    // also orders wmax
+    m = wmax[0];
+#pragma unroll
+    for (int w = 1; w < RT / 32; ++w) m = fmaxf(m, wmax[w]);
+    const int er = i8x::row_exponent(m, bits);
+    if (threadIdx.x == 0) {
+        e[r] = er;
+        if (any_bad) atomicOr(bad, 1);
+    }
+
+    // ---- phase 2: convert, one word a plane per 4-column group ----
+    Mod md[N];
+#pragma unroll
+    for (int l = 0; l < N; ++l) md[l] = load_mod<N>(mods, l);
+    const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);
+    signed char* o = out + r * ld;
+    auto put = [&](int g, float4 v) {
+        const int a = scaled(v.x, s1, s2), b = scaled(v.y, s1, s2);
+        const int c = scaled(v.z, s1, s2), d = scaled(v.w, s1, s2);
+#pragma unroll
+        for (int l = 0; l < N; ++l)
+            *reinterpret_cast<unsigned*>(o + l * plane + 4 * g) =
+                pack4(sym_residue(a, md[l]), sym_residue(b, md[l]), sym_residue(c, md[l]),
+                      sym_residue(d, md[l]));
+    };
+    const int words = (int)(ld / 4);        // ld is a multiple of 16: whole words
+#pragma unroll
+    for (int i = 0; i < RCACHE; ++i) {
+        const int g = threadIdx.x + i * RT;
+        if (g < words) put(g, xs[i]);                  // past cols: zeros, residue 0
+    }
+    for (int g = threadIdx.x + RCACHE * RT; g < words; g += RT)
+        put(g, g < groups ? load(g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f));
+}
+
+// int8x_rowmax: the row maxima of X where the row index is the contiguous
+// one (sr == 1), as float bits in maxbits (zeroed by the caller; non-negative
+// floats order as unsigned ints), and the finite flag.  A block takes 128
+// rows, 4 consecutive ones a lane (one float4 when sr == 1 and the columns
+// are 16-byte aligned: a warp reads 512 contiguous bytes of a column; 4
+// loads otherwise), and MAX_COLS columns, a warp every 8th; one atomicMax a
+// row a block.
+__global__ void __launch_bounds__(256, 4)
+int8x_rowmax(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
+             unsigned* __restrict__ maxbits, int* __restrict__ bad) {
+    using namespace i8x;
+    __shared__ __align__(16) float part[8][128];
+    sg::pdl_wait();
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const long long r = ((long long)blockIdx.x * 32 + lane) * 4;
+    const int c0 = blockIdx.y * MAX_COLS;
+    const bool vec = sr == 1 && (sc & 3) == 0 &&
+                     (reinterpret_cast<unsigned long long>(X) & 15) == 0 && r + 3 < rows;
+    float m[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    bool finite = true;
+    if (r < rows) {
+#pragma unroll 8
+        for (int i = 0; i < MAX_COLS / 8; ++i) {
+            const long long c = c0 + w + 8 * i;
+            if (c < cols) {
+                float v[4];
+                if (vec) {
+                    const float4 x4 = *reinterpret_cast<const float4*>(X + r + c * sc);
+                    v[0] = x4.x; v[1] = x4.y; v[2] = x4.z; v[3] = x4.w;
+                } else {
+#pragma unroll
+                    for (int q = 0; q < 4; ++q)
+                        v[q] = r + q < rows ? X[(r + q) * sr + c * sc] : 0.0f;
+                }
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    finite = finite && isfinite(v[q]);
+                    m[q] = fmaxf(m[q], fabsf(v[q]));
+                }
+            }
+        }
+    }
+    *reinterpret_cast<float4*>(&part[w][4 * lane]) = make_float4(m[0], m[1], m[2], m[3]);
+    const bool any_bad = __syncthreads_or(!finite);
+    if (threadIdx.x < 128) {
+        const long long rr = (long long)blockIdx.x * 128 + threadIdx.x;
+        float mm = part[0][threadIdx.x];
+#pragma unroll
+        for (int q = 1; q < 8; ++q) mm = fmaxf(mm, part[q][threadIdx.x]);
+        if (rr < rows && mm > 0.0f) atomicMax(maxbits + rr, __float_as_uint(mm));
+        if (threadIdx.x == 0 && any_bad) atomicOr(bad, 1);
     }
 }
 
-namespace i8x {
-// The residue kernel's tile: TR rows x TC columns (k) of X per block of 256
-// threads, staged in shared memory as int8 planes [N][TR][PITCH].  PITCH =
-// TC + 4 bytes = 33 words (odd), so byte stores down a column (32
-// consecutive rows, the column-major read) hit 32 distinct banks.
-// (An enum: namespace-scope constexpr variables become per-process symbols.)
-enum : int { TR = 32, TC = 128, PITCH = TC + 4, THREADS = 256 };
-}  // namespace i8x
-
-// int8x_residues<N>: one block per TR x TC tile of X (grid: row tiles in x,
-// column tiles up to ld in y).  Phase 1 reads the tile along whichever of
-// rows or columns is contiguous in memory (sr == 1: down columns, as a
-// column-major A or row-major B is stored; else along rows), so every warp
-// reads 128 consecutive bytes, converts each element (scale by 2^e_r, round
-// to an integer, N residues) and stores its N bytes in shared memory.
-// Phase 2 writes each plane's rows with k contiguous as 4-byte words, a warp
-// a 128-byte row segment.  The first version (one thread per output byte,
-// reading X at r sr + c sc) read a column-major operand with a 4 m-byte
-// stride between lanes: 5.98 ms for both operands at 8192^3 on the H100;
-// this one 0.76 ms for each (about 1.06 TB/s counting the float32 read and
-// the 8 planes written; the same for the row-major B).
+// int8x_residues<N>: one block per TR x TC tile of X (grid: column tiles up
+// to ld in x, row tiles in y: consecutive blocks walk along the planes' rows,
+// so a wave writes whole plane rows -- the planes are two thirds of the
+// bytes -- and reads 32-row column segments), the row maxima from
+// int8x_rowmax.  Phase 1:
+// lane t of warp w reads row t of the tile at the column groups w, w + 8,
+// w + 16, w + 24 (4 columns each), so each load instruction reads 32
+// consecutive rows of one column (128 bytes when sr == 1, the layout this
+// route is for; other strides are correct, only slower); it converts and
+// stores each plane's 4 bytes as one word in shared memory.  Phase 2 writes
+// each plane's rows with k contiguous as 4-byte words, a warp a 128-byte row
+// segment.  Blocks of column tile 0 write the exponents.
 template <int N>
 __global__ void __launch_bounds__(i8x::THREADS)
 int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
-               const int* __restrict__ e, const int* __restrict__ mods,
-               signed char* __restrict__ out, long long ld, long long plane) {
+               const unsigned* __restrict__ maxbits, int bits, int* __restrict__ e,
+               const int* __restrict__ mods, signed char* __restrict__ out, long long ld,
+               long long plane) {
     using namespace i8x;
-    using i8c::mod_small;
     static_assert(N * TR * PITCH <= 48 * 1024, "the staged planes must fit static shared memory");
+    static_assert(THREADS == 8 * TR && TC == 4 * 4 * 8, "a lane a row, 8 warps x 4 groups");
     __shared__ __align__(16) signed char tile[N][TR][PITCH];
     sg::pdl_wait();
-    int p[N], c16[N];
-    float inv[N];
-#pragma unroll
-    for (int l = 0; l < N; ++l) {
-        p[l] = mods[l];
-        c16[l] = 65536 % p[l];
-        inv[l] = __frcp_rn((float)p[l]);
-    }
-    const int r0 = blockIdx.x * TR;
-    const long long c0 = (long long)blockIdx.y * TC;
-    const bool down_columns = sr == 1 && sc != 1;      // uniform: one layout per launch
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const long long r0 = (long long)blockIdx.y * TR, c0 = (long long)blockIdx.x * TC;
+    const long long gr = r0 + lane;
 
     // ---- phase 1: read, convert, stage ----
-    constexpr int PER = TR * TC / THREADS;
-    float x[PER];
+    float x[4][4];
 #pragma unroll
-    for (int i = 0; i < PER; ++i) {                    // all loads first: PER in flight
-        const int q = threadIdx.x + i * THREADS;
-        const int r = down_columns ? q % TR : q / TC, c = down_columns ? q / TR : q % TC;
-        const long long gr = r0 + r, gc = c0 + c;
-        x[i] = gr < rows && gc < cols ? X[gr * sr + gc * sc] : 0.0f;
-    }
+    for (int j = 0; j < 4; ++j)                        // all loads first: 16 in flight
 #pragma unroll
-    for (int i = 0; i < PER; ++i) {
-        const int q = threadIdx.x + i * THREADS;
-        const int r = down_columns ? q % TR : q / TC, c = down_columns ? q / TR : q % TC;
-        const int er = r0 + r < rows ? e[r0 + r] : 0;
-        // exact: |x 2^e| <= 2^bits <= 2^31 (moduli.budget), an integer in 64 bits
-        const long long v = __double2ll_rn(ldexp((double)x[i], er));
-#pragma unroll
-        for (int l = 0; l < N; ++l) {
-            const int m = mod_small(v, p[l], c16[l], inv[l]);
-            tile[l][r][c] = (signed char)(m >= (p[l] + 1) / 2 ? m - p[l] : m);
+        for (int cc = 0; cc < 4; ++cc) {
+            const long long gc = c0 + 4 * (w + 8 * j) + cc;
+            x[j][cc] = gr < rows && gc < cols ? X[gr * sr + gc * sc] : 0.0f;
         }
+    const int er = gr < rows ? row_exponent(__uint_as_float(maxbits[gr]), bits) : 0;
+    if (blockIdx.x == 0 && w == 0 && gr < rows) e[gr] = er;
+    const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);
+    Mod md[N];
+#pragma unroll
+    for (int l = 0; l < N; ++l) md[l] = load_mod<N>(mods, l);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        int v[4];
+#pragma unroll
+        for (int cc = 0; cc < 4; ++cc) v[cc] = scaled(x[j][cc], s1, s2);
+#pragma unroll
+        for (int l = 0; l < N; ++l)
+            *reinterpret_cast<unsigned*>(&tile[l][lane][4 * (w + 8 * j)]) =
+                pack4(sym_residue(v[0], md[l]), sym_residue(v[1], md[l]),
+                      sym_residue(v[2], md[l]), sym_residue(v[3], md[l]));
     }
     __syncthreads();
 
@@ -128,20 +330,23 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
     // ld is a multiple of 16, so a word is wholly inside [0, ld) or past it;
     // columns [cols, ld) hold the residues of 0.
 #pragma unroll 4
-    for (int w = threadIdx.x; w < N * TR * (TC / 4); w += THREADS) {
-        const int cw = w % (TC / 4), r = w / (TC / 4) % TR, l = w / (TC / 4 * TR);
-        const long long gr = r0 + r, gc = c0 + 4 * cw;
-        if (gr < rows && gc < ld)
-            *reinterpret_cast<int*>(out + l * plane + gr * ld + gc) =
+    for (int q = threadIdx.x; q < N * TR * (TC / 4); q += THREADS) {
+        const int cw = q % (TC / 4), r = q / (TC / 4) % TR, l = q / (TC / 4 * TR);
+        const long long g = r0 + r, gc = c0 + 4 * cw;
+        if (g < rows && gc < ld)
+            *reinterpret_cast<int*>(out + l * plane + g * ld + gc) =
                 *reinterpret_cast<const int*>(&tile[l][r][4 * cw]);
     }
 }
 
 // int8x_garner<N>: byte planes in (what 41/42 write: C'_l mod p_l in
 // [0, p), column-major, R[l plane + i + j ldr], every row < ldr written),
-// FP32 out.  Each thread takes 4 consecutive rows of one column: one 4-byte
-// load a plane, a warp 128 contiguous bytes.  Grid: row blocks of 256 in x
-// (64 threads x 4 rows), 4 columns a block in y, looping past 65535.
+// FP32 out.  Each thread takes 16 consecutive rows of one column: one
+// 16-byte load a plane (all N issued before any arithmetic: 128 bytes in
+// flight a thread, where the 4-row version had 32 and ran at ~1 TB/s), a
+// warp 512 contiguous bytes; digits 4 rows at a time; C as float4 where
+// aligned.  Grid: row blocks of 1024 in x (64 threads x 16 rows), 4 columns
+// a block in y, looping past 65535.
 // Digits in one reduction pair each instead of Garner's chain: v_l =
 // (r_l - sum_{q<l} v_q W_lq) Winv_l mod p_l, W_lq = p_0..p_{q-1} mod p_l,
 // Winv_l = (p_0..p_{l-1})^-1 mod p_l -- the same digits as the chain
@@ -165,15 +370,26 @@ __device__ __forceinline__ int mod_u(int t, int p, unsigned bm) {
 }
 }  // namespace i8x
 
+// Two blocks an SM (128 registers) where ptxas fits them without spilling
+// (sm_90a: 124 and none); sm_80's draw spilled 4 bytes at 128, so it keeps
+// one block (168).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define I8X_GARNER_MIN_BLOCKS 2
+#else
+#define I8X_GARNER_MIN_BLOCKS 1
+#endif
 template <int N>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, I8X_GARNER_MIN_BLOCKS)
 int8x_garner(int M, int Nc, const unsigned char* __restrict__ R, long long ldr, long long plane,
              const int* __restrict__ mods, const int* __restrict__ mu,
              const int* __restrict__ nu, float alpha, float beta, float* __restrict__ C,
              long long ldc) {
     static_assert(N >= 1 && N <= 16, "the digit sums are sized for at most 16 moduli");
     sg::pdl_wait();
-    enum : int { NW = N * (N - 1) / 2 };       // Garner weights W_lq, q < l
+    enum : int { NW = N * (N - 1) / 2,         // Garner weights W_lq, q < l
+                 // digits whose Horner steps run in int32: |value| <= half
+                 // the product of 4 pairwise coprime moduli <= 256, < 2^31
+                 HI = N < 4 ? N : 4 };
     int p[N], winv[N], off[N];
     unsigned bm[N];
     int w[NW + 1];
@@ -186,39 +402,72 @@ int8x_garner(int M, int Nc, const unsigned char* __restrict__ R, long long ldr, 
     }
 #pragma unroll
     for (int q = 0; q < NW; ++q) w[q] = mods[N + q];
-    const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 4;
+    const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 16;
     if (i0 >= M) return;
-    int mi[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) mi[e] = i0 + e < M ? mu[i0 + e] : 0;
+    // float4 stores of C where its columns allow (ldc and C 16-byte aligned)
+    const bool vec = (ldc & 3) == 0 && (reinterpret_cast<unsigned long long>(C) & 15) == 0;
     for (int j = blockIdx.y * 4 + threadIdx.x / 64; j < Nc; j += gridDim.y * 4) {
-        // i0 + 3 < ldr: i0 < M, i0 a multiple of 4 and ldr a multiple of 16
-        int v[N][4];
+        // i0 + 15 < ldr: i0 < M, i0 a multiple of 16 and ldr a multiple of 16
+        // (the planes' columns 16-byte aligned, device.garner checks)
+        uint4 r16[N];
 #pragma unroll
-        for (int l = 0; l < N; ++l) {
-            const unsigned r4 = *reinterpret_cast<const unsigned*>(R + l * plane + j * ldr + i0);
+        for (int l = 0; l < N; ++l)
+            r16[l] = *reinterpret_cast<const uint4*>(R + l * plane + j * ldr + i0);
+        const int nj = nu[j];
+        float* cj = C + j * ldc;
+#pragma unroll 1
+        for (int s = 0; s < 4; ++s) {                  // 4 rows at a time
+            const int i = i0 + 4 * s;
+            if (i >= M) break;
+            int v[N][4];
+#pragma unroll
+            for (int l = 0; l < N; ++l) {
+                const unsigned r4 = r16[l].x;
+                r16[l] = make_uint4(r16[l].y, r16[l].z, r16[l].w, 0u);   // the next 4 rows
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    int t = (int)(r4 >> (8 * e) & 0xffu) + off[l];
+#pragma unroll
+                    for (int q = 0; q < l; ++q) t -= v[q][e] * w[l * (l - 1) / 2 + q];
+                    const int x = i8x::mod_u(i8x::mod_u(t, p[l], bm[l]) * winv[l], p[l], bm[l]);
+                    v[l][e] = x >= (p[l] + 1) / 2 ? x - p[l] : x;
+                }
+            }
+            const bool whole = vec && i + 3 < M;
+            float4 old = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (beta != 0.0f && whole) old = *reinterpret_cast<const float4*>(cj + i);
+            float res[4];
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                int t = (int)(r4 >> (8 * e) & 0xffu) + off[l];
+                if (i + e >= M) break;
+                // Horner from the top digit: the top HI digits in int32
+                // (exact, as the double steps are while below 2^53), then
+                // one conversion and the rest in double without contraction
+                int yi = v[N - 1][e];
 #pragma unroll
-                for (int q = 0; q < l; ++q) t -= v[q][e] * w[l * (l - 1) / 2 + q];
-                const int x = i8x::mod_u(i8x::mod_u(t, p[l], bm[l]) * winv[l], p[l], bm[l]);
-                v[l][e] = x >= (p[l] + 1) / 2 ? x - p[l] : x;
+                for (int l = N - 2; l >= N - HI; --l) yi = v[l][e] + p[l] * yi;
+                double y = (double)yi;
+#pragma unroll
+                for (int l = N - HI - 1; l >= 0; --l)
+                    y = __dadd_rn((double)v[l][e], __dmul_rn((double)p[l], y));
+                // times 2^-(mu_i + nu_j), exact: the sum is in [-252, 358]
+                y = __dmul_rn(y, __longlong_as_double((long long)(1023 - mu[i + e] - nj) << 52));
+                double out = __dmul_rn((double)alpha, y);
+                if (beta != 0.0f) {
+                    const float c0 = whole ? (e == 0 ? old.x : e == 1 ? old.y : e == 2 ? old.z
+                                                                                   : old.w)
+                                           : cj[i + e];
+                    out = __dadd_rn(out, __dmul_rn((double)beta, (double)c0));
+                }
+                res[e] = __double2float_rn(out);
             }
-        }
-        const int nj = nu[j];
+            if (whole) {
+                *reinterpret_cast<float4*>(cj + i) = make_float4(res[0], res[1], res[2], res[3]);
+            } else {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            if (i0 + e >= M) break;
-            double y = (double)v[N - 1][e];
-#pragma unroll
-            for (int l = N - 2; l >= 0; --l)
-                y = __dadd_rn((double)v[l][e], __dmul_rn((double)p[l], y));
-            y = ldexp(y, -(mi[e] + nj));
-            double out = __dmul_rn((double)alpha, y);
-            float* c = C + (i0 + e) + j * ldc;
-            if (beta != 0.0f) out = __dadd_rn(out, __dmul_rn((double)beta, (double)*c));
-            *c = __double2float_rn(out);
+                for (int e = 0; e < 4; ++e)
+                    if (i + e < M) cj[i + e] = res[e];
+            }
         }
     }
 }

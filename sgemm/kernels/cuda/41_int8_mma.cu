@@ -40,9 +40,9 @@
 // modulo p_l first; the epilogue stores only the residue).  For K <= FOLD_TILES * BK (131008 at BK = 64) the
 // planes are the exact products.
 //
-// Measured (H100, bench/results/int8-gemm-probe-h100-2026-11-25.json):
-// default 603-667 TOPS at 4096^3-16384^3, large 525-628.  The sm_80/sm_86/
-// sm_89 path; on sm_90a the pipeline runs 42_int8_wgmma.cu (2.1-2.2x this).
+// Measured (H100, bench/results/int8-gemm-probe-h100-2026-11-26.json):
+// default 600-653 TOPS at 4096^3-16384^3, large 505-619.  The sm_80/sm_86/
+// sm_89 path; on sm_90a the pipeline runs 42_int8_wgmma.cu (2.1-2.5x this).
 #include "common.cuh"
 #include "int8_common.cuh"
 

@@ -4,8 +4,8 @@
 // 41_int8_mma.cu (same arguments, same planes in and out), so
 // sgemm/int8x/device.py launches either; it picks this one on sm_90a.
 //
-// What it adds over 41: mma.sync s8 reached 633-650 TOPS on an H100
-// (bench/results/int8-gemm-probe-h100-2026-11-25.json), about a third of the
+// What it adds over 41: mma.sync s8 reached 600-653 TOPS on an H100
+// (bench/results/int8-gemm-probe-h100-2026-11-26.json), about a third of the
 // dense INT8 peak (~1979 TOPS), which only wgmma issues at full rate.  Here
 // each warpgroup (4 warps) issues one m64nBNk32 wgmma per 32 bytes of k with
 // both operands read by the tensor cores straight from shared memory: no
@@ -50,11 +50,11 @@
 // bottleneck on paper (48 KiB a k-tile that the tensor cores take ~1000
 // cycles to consume).  Not measured against a TMA version.
 //
-// Measured (H100, bench/results/int8-gemm-probe-h100-2026-11-25.json, 8
-// moduli a launch): default (128 x 256, 4 stages) 1065 TOPS at 4096^3, 1404
-// at 8192^3, 1402 at 16384^3 -- 2.1-2.2x 41's mma.sync (603-667) and 71 % of
-// the ~1979 TOPS dense INT8 peak; narrow (128 x 128, 3 stages, two blocks an
-// SM) 876-1086.  Bit for bit against int64 products on 19 shapes with both
+// Measured (H100, bench/results/int8-gemm-probe-h100-2026-11-26.json, 8
+// moduli a launch, byte-plane epilogue): default (128 x 256, 4 stages) 1324
+// TOPS at 4096^3, 1565 at 8192^3, 1474 at 16384^3 -- 2.1-2.5x 41's mma.sync
+// (600-653) and 79 % of the ~1979 TOPS dense INT8 peak at 8192^3; narrow
+// (128 x 128, 3 stages, two blocks an SM) 1002-1105.  Bit for bit against int64 products on 19 shapes with both
 // configs, compute-sanitizer memcheck/racecheck/synccheck/initcheck clean.
 //
 // Exactness (see 41): every product is at most 128 * 128 = 16384 in
