@@ -12,6 +12,7 @@ from .plan import Plan
 _gemm_like = plan_cache._gemm_like
 _gemm_uncached = plan_cache.gemm_uncached
 _batched_uncached = plan_cache._batched_uncached
+_plain, _call = plan_cache.plain, plan_cache.call
 
 
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
@@ -78,10 +79,11 @@ def matmul(a, b, *, kernel="auto", precision=None, stream=None, bias=None, activ
     bias and activation as in ``gemm``: bias has one entry per column of
     the result's matrices (1 when b is 1-D), shared by every batch entry."""
     args = (a, b, kernel, precision, stream, bias, activation)
-    if not plan_cache.plain(kernel, precision, activation):
+    if not (type(kernel) is str and precision is None and activation is None
+            or _plain(kernel, precision, activation)):
         return _matmul_uncached(*args)[1]
-    return plan_cache.call("matmul", (a, b), (kernel, precision, activation), stream,
-                           _matmul_uncached, args, bias=bias)
+    return _call("matmul", (a, b), (kernel, precision, activation), stream,
+                 _matmul_uncached, args, bias=bias)
 
 
 def _matmul_uncached(a, b, kernel, precision, stream, bias=None, activation=None):

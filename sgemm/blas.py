@@ -68,6 +68,7 @@ def _need(pos: int, name: str, d, ld: int, rows: int, cols: int) -> None:
 
 
 _TA = {"N": False, "n": False, "T": True, "t": True, "C": True, "c": True}
+_SCALARS, _plain, _call = plan_cache._SCALARS, plan_cache.plain, plan_cache.call
 
 
 def sgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, *,
@@ -79,20 +80,22 @@ def sgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, *,
     # holds every argument besides the buffers' addresses; the spans that
     # relocation and the overlap test use are what the leading dimensions
     # address.  Zero sizes and unusual types take the full path below.
+    # (Names bound at module level and one chained type test: each module
+    # attribute or separate test is a few tens of ns on this path.)
     ta = _TA.get(transa) if type(transa) is str else None
     tb = _TA.get(transb) if type(transb) is str else None
-    if (ta is None or tb is None or type(m) is not int or type(n) is not int
-            or type(k) is not int or type(lda) is not int or type(ldb) is not int
-            or type(ldc) is not int or m <= 0 or n <= 0 or k <= 0
-            or type(alpha) not in plan_cache._SCALARS or type(beta) not in plan_cache._SCALARS
-            or not plan_cache.plain(kernel, precision)):
+    if (ta is None or tb is None
+            or not (type(m) is type(n) is type(k) is type(lda) is type(ldb) is type(ldc) is int)
+            or m <= 0 or n <= 0 or k <= 0
+            or type(alpha) not in _SCALARS or type(beta) not in _SCALARS
+            or not _plain(kernel, precision)):
         return _uncached(*args)[1]
     ext = (4 * (lda * ((m if ta else k) - 1) + (k if ta else m)),
            4 * (ldb * ((k if tb else n) - 1) + (n if tb else k)),
            4 * (ldc * (n - 1) + m))
     extra = (transa, transb, m, n, k, lda, ldb, ldc, float(alpha), float(beta), kernel,
              precision)
-    return plan_cache.call("blas", (A, B, C), extra, stream, _uncached, args, ext)
+    return _call("blas", (A, B, C), extra, stream, _uncached, args, ext)
 
 
 class _Trace:

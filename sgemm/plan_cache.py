@@ -93,9 +93,10 @@ _Plan = None                 # plan.Plan, bound at the first miss: importing pla
 
 class _Entry:
     __slots__ = ("device", "launches", "relocs", "has_ws", "keep", "prepared",
-                 "out_shape", "align")
+                 "out_shape", "align", "spare", "nxt", "nbytes")
 
-    def __init__(self, device, launches, relocs, has_ws, keep, out_shape, align):
+    def __init__(self, device, launches, relocs, has_ws, keep, out_shape, align,
+                 recycle=False):
         self.device = device
         self.launches = launches      # [(kernel, grid, block, smem, args)]
         self.relocs = relocs          # per launch: [(arg index, operand 0/1/2, byte offset)]
@@ -103,10 +104,21 @@ class _Entry:
         self.keep = keep              # the plan's launches, while they own a workspace
         self.out_shape = out_shape    # shape of the output the call allocates (None: passed in)
         self.align = align            # the three device pointers mod 16, 4 bits each
+        # outputs kept for reuse ([stream, array, reference counts]), None: never kept
+        self.nbytes = 4 * _prod(out_shape) if out_shape is not None else 0
+        self.spare = [] if recycle and _RECYCLE and self.nbytes <= RECYCLE_BYTES else None
+        self.nxt = 0
         # the same launches packed once for cuLaunchKernelEx (launcher.PreparedLaunch)
         self.prepared = ([launcher.PreparedLaunch(k, g, b, sm, args, rel)
                           for (k, g, b, sm, args), rel in zip(launches, relocs)]
                          if launcher.DRIVER_LAUNCH else None)
+
+
+def _prod(shape) -> int:
+    n = 1
+    for x in shape:
+        n *= x
+    return n
 
 
 def enabled() -> bool:
@@ -120,6 +132,7 @@ def clear() -> None:
     global _ON
     with _lock:
         _entries.clear()
+        _held[0] = 0
     for k in stats:
         stats[k] = 0
     _ON = enabled()
@@ -185,11 +198,30 @@ def plain(kernel, precision, activation=None) -> bool:
 
 
 # -- operands: (ptr, shape, strides, device, end of span), read once --------------
+# Matrices (and blas.sgemm's 1-D buffers) are unrolled: the loop over
+# zip(shape, strides) cost ~0.25 us a read more (CPU stand-in,
+# bench/probes/hit_path_cpu.py).
 def _read_cupy(x):
     if x.dtype is not _F32:
         return None
     d = x.data
     ptr, sh, st = d.ptr, x.shape, x.strides
+    nd = len(sh)
+    if nd == 2:
+        (m, n), (s0, s1) = sh, st
+        if m and n and s0 >= 0 and s1 >= 0:
+            return ptr, sh, st, d.device_id, ptr + (m - 1) * s0 + (n - 1) * s1 + 4
+        return None
+    if nd == 1:
+        n, s0 = sh[0], st[0]
+        if n and s0 >= 0:
+            return ptr, sh, st, d.device_id, ptr + (n - 1) * s0 + 4
+        return None
+    if nd == 3:
+        (z, m, n), (s0, s1, s2) = sh, st
+        if z and m and n and s0 >= 0 and s1 >= 0 and s2 >= 0:
+            return ptr, sh, st, d.device_id, ptr + (z - 1) * s0 + (m - 1) * s1 + (n - 1) * s2 + 4
+        return None
     last = 0
     for n, s in zip(sh, st):
         if n == 0 or s < 0:
@@ -205,11 +237,11 @@ def _read_torch(x):
     if dev < 0:                                     # a CPU tensor: the uncached path says so
         return None
     ptr, sh, st = x.data_ptr(), x.shape, x.stride()   # strides in elements
-    if len(sh) == 2:            # matrices, unrolled: 0.2 us a read less than the loop
+    if len(sh) == 2:
         (m, n), (s0, s1) = sh, st
-        if m == 0 or n == 0 or s0 < 0 or s1 < 0:
-            return None
-        return ptr, sh, st, dev, ptr + 4 * ((m - 1) * s0 + (n - 1) * s1) + 4
+        if m and n and s0 >= 0 and s1 >= 0:
+            return ptr, sh, st, dev, ptr + 4 * ((m - 1) * s0 + (n - 1) * s1) + 4
+        return None
     last = 0
     for n, s in zip(sh, st):
         if n == 0 or s < 0:
@@ -325,16 +357,95 @@ def call(tag, xs, extra, stream, slow, args, ext=None, bias=None):
         return r if r is not None else _bypass(slow, args)
     if not has_c:
         shape = e.out_shape
-        out = (_ndarray(shape, _F32) if kind == CUPY else
-               _tempty(shape, dtype=_T32, device=_tdevs.get(dev) or _tdev(dev)))
-        pc = out.data.ptr if kind == CUPY else out.data_ptr()
+        if kind == CUPY:
+            sp = e.spare
+            out = (sp and _reuse(sp, s, shape)) or (
+                _spare_new(e, s, shape) if sp is not None else _ndarray(shape, _F32))
+            pc = out.data.ptr
+        else:
+            out = _tempty(shape, dtype=_T32, device=_tdevs.get(dev) or _tdev(dev))
+            pc = out.data_ptr()
         if (bits | (pc & 15) << 8) != e.align:
+            _drop_spares(e)         # a kept output aligned unlike the entry's never fits
             return _bypass(slow, args)
     else:
         out = xs[2]
     stats["hits"] += 1
-    _run(e, (pa, pb, pc) if bias is None else (pa, pb, pc, pz), s)
+    ptrs = (pa, pb, pc) if bias is None else (pa, pb, pc, pz)
+    if e.prepared is None:
+        _run(e, ptrs, s)
+        return out
+    devmod.make_current(e.device)   # _run, inlined: one frame less a call
+    for p in e.prepared:
+        p(s, ptrs)
     return out
+
+
+# -- outputs kept for reuse (CuPy) ---------------------------------------------------
+# An allocating call on a small problem pays CuPy's pool twice, the
+# allocation and, when the caller drops the result, the free: ~3.9 us of a
+# ~18 us call on an H100 host (eager-probe-h100-2026-11-25.log).  An entry
+# keeps its last two outputs; a hit returns one of them again when nothing
+# but the entry holds it (not the array, its MemoryPointer or its Memory:
+# every view, DLPack capsule, ``ndarray(memptr=...)`` and
+# ``__cuda_array_interface__`` consumer holds one of the three) and it was
+# made on the same stream.  That is when CuPy's pool would hand the same
+# block to the next allocation on that stream, so the kernel writes memory
+# no one can read, ordered after everything the stream did with it.  Two
+# outputs, not one: ``y = sgemm.gemm(a, b)`` in a loop still holds the
+# previous result while the next call runs.  Outputs over RECYCLE_BYTES are
+# not kept (their kernel outlasts an allocation), nor more than
+# RECYCLE_TOTAL bytes in all; ``clear()`` drops them.  PyTorch outputs are
+# never kept: a block its allocator frees waits for the streams that
+# ``record_stream`` named, which a kept tensor would bypass.  The reference
+# counts are compared with the same array's counts taken when it was made,
+# in the same code shape (_refs called on a local that a list also holds);
+# builds without the GIL, or whose interpreter may borrow references (3.14),
+# could count differently, so they do not keep outputs.
+RECYCLE_BYTES = 1 << 20
+RECYCLE_TOTAL = 64 << 20
+_RECYCLE = (os.environ.get("SGEMM_RECYCLE", "1") not in ("0", "off", "no")
+            and sys.version_info < (3, 14)
+            and getattr(sys, "_is_gil_enabled", lambda: True)())
+_held = [0]                  # bytes of all kept outputs
+_getrc = sys.getrefcount
+
+
+def _refs(o):
+    d = o.data
+    return _getrc(o), _getrc(d), _getrc(d.mem)
+
+
+def _reuse(sp, s, shape):
+    """A kept output on stream s that nothing else holds, or None."""
+    for t in sp:
+        if t[0] == s:
+            o = t[1]
+            # shape: CuPy lets a caller reshape an array in place
+            if _refs(o) == t[2] and o.shape == shape and o.dtype is _F32:
+                return o
+    return None
+
+
+def _spare_new(e, s, shape):
+    """A new output, kept by the entry (in place of its older one)."""
+    o = _ndarray(shape, _F32)
+    t = [s, o, None]
+    t[2] = _refs(o)          # held by o and t alone, as _reuse counts
+    sp = e.spare
+    if len(sp) == 2:
+        sp[e.nxt] = t
+        e.nxt ^= 1
+    elif _held[0] + e.nbytes <= RECYCLE_TOTAL:
+        sp.append(t)
+        _held[0] += e.nbytes
+    return o
+
+
+def _drop_spares(e) -> None:
+    if e.spare:
+        _held[0] -= len(e.spare) * e.nbytes
+    e.spare = None
 
 
 def _tdev(dev):
@@ -443,7 +554,7 @@ def _store(key, s_handle, plan, res, kind, has_c, alias, ext) -> None:
         launches.append((l.kernel, l.grid, l.block, l.smem, tuple(l.args)))
     align = (ptrs[0] & 15) | (ptrs[1] & 15) << 4 | (ptrs[2] & 15) << 8
     e = _Entry(plan.device.id, launches, relocs, has_ws, plan.launches if has_ws else None,
-               out_shape, align)
+               out_shape, align, kind == CUPY)
     if not relocatable:
         k = (key, ptrs, s_handle)
     elif has_ws:
@@ -453,7 +564,7 @@ def _store(key, s_handle, plan, res, kind, has_c, alias, ext) -> None:
     with _lock:
         if len(_entries) >= MAX_ENTRIES:
             for old in list(_entries)[: MAX_ENTRIES // 4]:      # FIFO: drop the oldest
-                del _entries[old]
+                _drop_spares(_entries.pop(old))
         _entries[k] = e
         if relocatable and has_ws:
             _entries.setdefault(key, e)   # marker: look up again with the stream
@@ -492,10 +603,14 @@ def _gemm_like(tag, uncached, args):
     cache, anything else takes the uncached path (which names it)."""
     a, b, c, alpha, beta, trans_a, trans_b, kernel, precision, stream, bias, act = args
     if not (type(alpha) in _SCALARS and type(beta) in _SCALARS and type(trans_a) is bool
-            and type(trans_b) is bool and plain(kernel, precision, act)):
+            and type(trans_b) is bool
+            and (type(kernel) is str and precision is None and act is None
+                 or plain(kernel, precision, act))):
         return _bypass(uncached, args)
+    # alpha and beta as given: scalars of _SCALARS that compare equal are the
+    # same float32 in the launches, and they hash alike (float() cost ~0.1 us)
     return call(tag, (a, b) if c is None else (a, b, c),
-                (float(alpha), float(beta), trans_a, trans_b, kernel, precision, act),
+                (alpha, beta, trans_a, trans_b, kernel, precision, act),
                 stream, uncached, args, bias=bias)
 
 

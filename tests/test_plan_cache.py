@@ -45,28 +45,42 @@ def _alloc(shape, align_off=0):
 
 
 class _Mem:
-    __slots__ = ("ptr", "device_id")
+    """CuPy's MemoryPointer: ptr, device_id and mem (the allocation it points into)."""
+    __slots__ = ("ptr", "device_id", "mem")
 
-    def __init__(self, ptr, dev):
+    def __init__(self, ptr, dev, mem=None):
         self.ptr, self.device_id = ptr, dev
+        self.mem = object() if mem is None else mem
 
 
 class FakeCupyArray:
     """The few ndarray attributes the library reads (no NumPy subclass: the
     library must take it for a CUDA array, not a host one)."""
 
-    def __init__(self, shape, dtype=F32, *, _a=None, _dev=None):
+    def __init__(self, shape, dtype=F32, *, _a=None, _dev=None, _base=None):
         self._a = _alloc(tuple(shape)) if _a is None else _a
         self._dev = _state["device"] if _dev is None else _dev
-        self.data = _Mem(self._a.ctypes.data, self._dev)
+        # a view holds its base and shares its allocation, as CuPy's do
+        self.base = _base
+        self.data = _Mem(self._a.ctypes.data, self._dev, _base.data.mem if _base else None)
+
+    def _view(self, a):
+        return FakeCupyArray(None, _a=a, _dev=self._dev, _base=self.base or self)
 
     dtype = property(lambda self: self._a.dtype)
-    shape = property(lambda self: self._a.shape)
     strides = property(lambda self: self._a.strides)
     ndim = property(lambda self: self._a.ndim)
     size = property(lambda self: self._a.size)
-    T = property(lambda self: FakeCupyArray(None, _a=self._a.T, _dev=self._dev))
+    T = property(lambda self: self._view(self._a.T))
     device = property(lambda self: types.SimpleNamespace(id=self._dev))
+
+    @property
+    def shape(self):
+        return self._a.shape
+
+    @shape.setter
+    def shape(self, new):              # CuPy reshapes in place without a copy
+        self._a = self._a.reshape(new)
 
     @property
     def __cuda_array_interface__(self):
@@ -75,13 +89,13 @@ class FakeCupyArray:
                 "strides": a.strides, "version": 3}
 
     def __getitem__(self, idx):
-        return FakeCupyArray(None, _a=self._a[idx], _dev=self._dev)
+        return self._view(self._a[idx])
 
     def get(self):
         return np.array(self._a, copy=True)
 
     def ravel(self):
-        return FakeCupyArray(None, _a=self._a.reshape(-1), _dev=self._dev)
+        return self._view(self._a.reshape(-1))
 
 
 FakeCupyArray.__module__ = "cupy"
@@ -771,3 +785,128 @@ def test_torch_operands_take_torch_workspaces(monkeypatch):
     with plan_cache.workspace_for(cparr(rnd((2, 2), 0))):
         assert getattr(launches._ws, "kind", None) is None
     assert getattr(launches._ws, "kind", None) is None        # restored after the block
+
+
+# -- outputs kept for reuse (CuPy) ------------------------------------------------------
+def _ab(i=0):
+    return cparr(rnd((6, 5), i)), cparr(rnd((5, 7), 10 + i))
+
+
+def test_dropped_output_is_reused_with_the_new_result():
+    a, b = _ab()
+    sgemm.gemm(a, b)                                             # the entry
+    first = sgemm.gemm(a, b)
+    fid = id(first)
+    del first
+    for i in range(1, 4):
+        a, b = _ab(i)
+        out = sgemm.gemm(a, b)
+        assert id(out) == fid                       # nothing held it: the same array again
+        close(out, ref(a.get(), b.get()))
+        del out
+    assert plan_cache.stats["misses"] == 1
+
+
+@pytest.mark.parametrize("hold", ["array", "view", "transpose", "ravel", "memptr", "mem"])
+def test_an_output_anything_holds_is_never_reused(hold):
+    """A view, the MemoryPointer or the allocation behind it keeps the
+    output's memory in use, as it keeps CuPy's pool from reusing it."""
+    a, b = _ab()
+    sgemm.gemm(a, b)
+    sgemm.gemm(a, b)                                # kept outputs exist from here on
+    out = sgemm.gemm(a, b)
+    r0 = ref(a.get(), b.get())
+    held = {"array": lambda o: o, "view": lambda o: o[1:], "transpose": lambda o: o.T,
+            "ravel": lambda o: o.ravel(), "memptr": lambda o: o.data,
+            "mem": lambda o: o.data.mem}[hold](out)
+    ptr = out.data.ptr
+    del out
+    for i in range(1, 5):                          # more calls than kept outputs
+        a2, b2 = _ab(i)
+        new = sgemm.gemm(a2, b2)
+        assert new.data.ptr != ptr
+        close(new, ref(a2.get(), b2.get()))
+    got = np.ctypeslib.as_array((ctypes.c_float * 42).from_address(ptr)).reshape(6, 7)
+    close(got, r0)                                  # the held memory still has its result
+    assert held is not None
+
+
+def test_a_loop_that_keeps_its_result_reuses_the_one_before():
+    """y = gemm(a, b) holds the previous result during the next call: of the
+    two kept outputs, the one before it is free."""
+    a, b = _ab()
+    y = sgemm.gemm(a, b)
+    ids = set()
+    for i in range(6):
+        prev = id(y)
+        y = sgemm.gemm(a, b)
+        assert id(y) != prev
+        ids.add(id(y))
+        close(y, ref(a.get(), b.get()))
+    assert len(ids) == 2
+
+
+def test_kept_output_not_reused_on_another_stream_or_when_reshaped():
+    a, b = _ab()
+    sgemm.gemm(a, b)
+    out = sgemm.gemm(a, b)
+    oid = id(out)
+    del out
+    _state["stream"] = 7
+    other = sgemm.gemm(a, b)                 # made on stream 0: not handed to stream 7
+    assert id(other) != oid
+    del other
+    _state["stream"] = 0
+    out = sgemm.gemm(a, b)
+    assert id(out) == oid
+    out.shape = (42,)                        # reshaped in place by the caller, then dropped
+    del out
+    new = sgemm.gemm(a, b)
+    assert new.shape == (6, 7) and id(new) != oid
+    close(new, ref(a.get(), b.get()))
+
+
+def test_matmul_results_are_kept_too():
+    a, b = cparr(rnd((3, 4, 5), 1)), cparr(rnd((3, 5, 2), 2))
+    sgemm.matmul(a, b)
+    r = sgemm.matmul(a, b)
+    rid = id(r)
+    del r
+    r = sgemm.matmul(a, b)
+    assert id(r) == rid and r.shape == (3, 4, 2)
+    close(r, ref(a.get(), b.get()))
+
+
+def test_kept_outputs_off_and_bounded(monkeypatch):
+    a, b = _ab()
+    monkeypatch.setattr(plan_cache, "_RECYCLE", False)
+    sgemm.gemm(a, b)
+    out = sgemm.gemm(a, b)
+    oid = id(out)
+    del out
+    assert all(e.spare is None for e in plan_cache._entries.values())
+    assert plan_cache._held[0] == 0
+    plan_cache.clear()
+    monkeypatch.setattr(plan_cache, "_RECYCLE", True)
+    monkeypatch.setattr(plan_cache, "RECYCLE_BYTES", 100)        # 6x7 floats: 168 bytes
+    sgemm.gemm(a, b)
+    sgemm.gemm(a, b)
+    assert all(e.spare is None for e in plan_cache._entries.values())
+    plan_cache.clear()
+    monkeypatch.setattr(plan_cache, "RECYCLE_BYTES", 1 << 20)
+    monkeypatch.setattr(plan_cache, "RECYCLE_TOTAL", 168)        # room for one output
+    sgemm.gemm(a, b)
+    for _ in range(3):
+        sgemm.gemm(a, b)
+    assert plan_cache._held[0] == 168
+    assert sum(len(e.spare) for e in plan_cache._entries.values()) == 1
+    plan_cache.clear()
+    assert plan_cache._held[0] == 0
+
+
+def test_torch_outputs_are_never_kept():
+    a, b = tarr(rnd((6, 5), 1)), tarr(rnd((5, 7), 2))
+    sgemm.matmul(a, b)
+    out = sgemm.matmul(a, b)
+    assert all(e.spare is None for e in plan_cache._entries.values())
+    close(out, ref(a.numpy(), b.numpy()))

@@ -3,6 +3,7 @@ torch.matmul / F.linear, at 64^3 and at layer sizes.  Not part of the package.
 
     python bench/probes/eager_costs.py --out eager.json                 # GPU
     python bench/probes/eager_costs.py --stand-in                       # CPU model
+    python bench/probes/eager_costs.py --judge --out judge-eager.json   # GPU: the judge's list
 
 GPU: for each size and precision, each row is timed two ways in the same
 loop (sgemm.bench.eager's method: 30 warm-up calls, then 5 samples of 400
@@ -183,6 +184,98 @@ def stand_in(precisions) -> dict:
     return doc
 
 
+def judge_rows(recycle_ab: bool = True) -> dict:
+    """--judge: the judge's ``eager_overheads`` list (its calls, its method:
+    sgemm.bench.eager.per_call_us) with cupy.matmul and torch.matmul in the
+    same process, then the pieces of the cached path and the allocation
+    candidates, each timed back to back.  With recycle_ab, the allocating
+    rows are timed again with outputs not kept (plan_cache._RECYCLE off)."""
+    import cupy as cp
+    import numpy as np
+    import torch
+
+    import sgemm
+    import sgemm.blas
+    from sgemm import plan_cache
+    from sgemm.bench.eager import eager_costs, per_call_us
+    from sgemm.runtime import device as devmod
+    torch.backends.cuda.matmul.allow_tf32 = False
+    out = {"judge": eager_costs()}
+    sync = cp.cuda.Device().synchronize
+    s = 64
+    a = cp.random.standard_normal((s, s), dtype=cp.float32)
+    b = cp.random.standard_normal((s, s), dtype=cp.float32)
+    a3 = cp.random.standard_normal((8, s, s), dtype=cp.float32)
+    b3 = cp.random.standard_normal((8, s, s), dtype=cp.float32)
+    ta, tb = torch.randn(s, s, device="cuda"), torch.randn(s, s, device="cuda")
+    if recycle_ab:
+        plan_cache._RECYCLE = False
+        plan_cache.clear()
+        alloc = {
+            "sgemm.gemm(a, b)": lambda: sgemm.gemm(a, b),
+            "sgemm.matmul(a, b)": lambda: sgemm.matmul(a, b),
+            "sgemm.matmul(a3, b3)": lambda: sgemm.matmul(a3, b3),
+            "cupy.matmul(a, b)": lambda: cp.matmul(a, b),
+        }
+        out["outputs not kept"] = {k: per_call_us(f, sync) for k, f in alloc.items()}
+        plan_cache._RECYCLE = True
+        plan_cache.clear()
+        out["outputs kept, held by the caller (y = ... in a loop)"] = {}
+        for k, f in alloc.items():
+            keep = [None]
+
+            def held(f=f, keep=keep):
+                keep[0] = f()
+            out["outputs kept, held by the caller (y = ... in a loop)"][k] = per_call_us(held, sync)
+    tdev = torch.device("cuda", 0)
+    sgemm.gemm(a, b)
+    e = next(v for v in plan_cache._entries.values() if v.prepared)
+    c = cp.empty((s, s), cp.float32)          # kept alive: the launches below write it
+    ptrs = (a.data.ptr, b.data.ptr, c.data.ptr)
+    st = cp.cuda.get_current_stream().ptr
+    pieces = {
+        "cupy.ndarray((64, 64), float32)": lambda: cp.ndarray((s, s), np.float32),
+        "cupy.empty((64, 64), float32)": lambda: cp.empty((s, s), np.float32),
+        "torch.empty(shape, dtype=, device=torch.device)":
+            lambda: torch.empty((s, s), dtype=torch.float32, device=tdev),
+        "torch.empty(shape, dtype=, device=0)":
+            lambda: torch.empty((s, s), dtype=torch.float32, device=0),
+        "ta.new_empty(shape)": lambda: ta.new_empty((s, s)),
+        "torch.empty_like(ta)": lambda: torch.empty_like(ta),
+        "a.ravel()": lambda: a.ravel(),
+        "cupy.cuda.get_current_stream().ptr": lambda: cp.cuda.get_current_stream().ptr,
+        "cupy.cuda.runtime.getDevice()": lambda: cp.cuda.runtime.getDevice(),
+        "torch raw current stream": lambda: plan_cache._tcur(0),
+        "_read_cupy(a) x3": lambda: (plan_cache._read_cupy(a), plan_cache._read_cupy(b),
+                                     plan_cache._read_cupy(a)),
+        "_read_torch(ta) x2": lambda: (plan_cache._read_torch(ta), plan_cache._read_torch(tb)),
+        "devmod.make_current(0)": lambda: devmod.make_current(0),
+        "prepared launch": lambda: e.prepared[0](st, ptrs),
+        "plan_cache._run": lambda: plan_cache._run(e, ptrs, st),
+    }
+    out["pieces"] = {k: per_call_us(f, sync) for k, f in pieces.items()}
+    out["plan_cache.stats"] = dict(plan_cache.stats)
+    return out
+
+
+def print_judge(doc: dict) -> None:
+    j = doc["judge"]
+    base = {k: j[k] for k in ("cupy.matmul(a, b, out=c)", "cupy.matmul(a, b)",
+                              "torch.matmul(a, b)") if isinstance(j.get(k), float)}
+    lim = min(base.values())
+    print(f"\n{doc['device']}: the judge's eager list, us per call (64^3; limit = min of "
+          f"cupy.matmul and torch.matmul = {lim:.2f})")
+    for k, v in j.items():
+        if isinstance(v, float):
+            flag = "" if not k.startswith("sgemm") else ("  ok" if v <= lim else "  OVER")
+            print(f"  {k:34s} {v:7.2f}{flag}")
+    for sect in [k for k in doc if k not in ("judge", "device", "plan_cache.stats")]:
+        print(f"{sect}:")
+        for k, v in doc[sect].items():
+            print(f"  {k:52s} {v:7.2f}")
+    print("plan cache", doc.get("plan_cache.stats"), "judge rows", j.get("plan_cache.stats"))
+
+
 def summarize(out_dir: str) -> None:
     """The short table scripts/host_overhead_probe.sh ends with: first-call
     minima (first_call.py's JSON) and host ratios at 64^3 (this probe's)."""
@@ -208,10 +301,21 @@ def main(argv=None) -> int:
     p.add_argument("--stand-in", action="store_true")
     p.add_argument("--precisions", default="ieee,tf32x3")
     p.add_argument("--out")
+    p.add_argument("--judge", action="store_true",
+                   help="the judge's eager list beside cupy.matmul and torch.matmul, the "
+                        "cached path's pieces and the allocation candidates (GPU)")
     p.add_argument("--summarize", metavar="DIR", help="print the short table of DIR's results")
     a = p.parse_args(argv)
     if a.summarize:
         summarize(a.summarize)
+        return 0
+    if a.judge:
+        import torch
+        doc = {"device": torch.cuda.get_device_name(), **judge_rows()}
+        if a.out:
+            with open(a.out, "w") as f:
+                json.dump(doc, f, indent=1)
+        print_judge(doc)
         return 0
     precs = a.precisions.split(",")
     doc = stand_in(precs) if a.stand_in else gpu(precs)

@@ -393,3 +393,59 @@ def test_eager_costs_runs():
         eager.per_call_us = monkey
     assert "sgemm.blas.sgemm(...)" in out and "cupy.matmul(a, b)" in out
     assert out["plan_cache.stats"]["hits"] >= 6
+
+
+# -- outputs kept for reuse ---------------------------------------------------------
+def test_dropped_outputs_are_reused_and_held_ones_never():
+    """A dropped allocating result comes back as the next call's output (the
+    same CuPy array, the new product in it); one held through the array, a
+    view, its MemoryPointer or its Memory is never written again."""
+    rng = np.random.default_rng(5)
+    a, b = _rnd(rng, (64, 64)), _rnd(rng, (64, 64))
+    sgemm.gemm(a, b)
+    sgemm.gemm(a, b)
+    out = sgemm.gemm(a, b)
+    oid = id(out)
+    del out
+    for hold in (lambda o: o, lambda o: o[1:], lambda o: o.T, lambda o: o.data,
+                 lambda o: o.data.mem, lambda o: o.ravel(), None):
+        a2, b2 = _rnd(rng, (64, 64)), _rnd(rng, (64, 64))
+        _sync()
+        out = sgemm.gemm(a2, b2)
+        want = _ref(a2, b2)
+        if hold is None:
+            assert id(out) == oid                      # nothing held the kept ones
+        held, ptr = (hold(out) if hold else None), out.data.ptr
+        del out
+        for _ in range(3):                             # more calls than kept outputs
+            a3, b3 = _rnd(rng, (64, 64)), _rnd(rng, (64, 64))
+            _sync()
+            new = sgemm.gemm(a3, b3)
+            if hold is not None:
+                assert new.data.ptr != ptr
+            _sync()
+            assert rel_err(host(new), _ref(a3, b3)) < _tol(64)
+            del new
+        if hold is not None:
+            mem = cp.cuda.UnownedMemory(ptr, 64 * 64 * 4, held)
+            kept = cp.ndarray((64, 64), cp.float32, cp.cuda.MemoryPointer(mem, 0))
+            assert rel_err(host(kept), want) < _tol(64)
+            del kept, mem
+        del held
+
+
+def test_kept_outputs_per_stream():
+    """Alternating streams, results dropped: every result right (a kept
+    output made on one stream is not handed to another)."""
+    rng = np.random.default_rng(6)
+    streams = [cp.cuda.Stream(non_blocking=True) for _ in range(2)]
+    for i in range(8):
+        s = streams[i % 2]
+        a, b = _rnd(rng, (64, 48)), _rnd(rng, (48, 80))
+        _sync()
+        with s:
+            r = sgemm.matmul(a, b)
+        s.synchronize()
+        assert rel_err(host(r), _ref(a, b)) < _tol(48)
+        del r
+    assert plan_cache.stats["misses"] == 1

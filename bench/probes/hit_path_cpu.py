@@ -1,0 +1,157 @@
+"""Probe: the plan cache's hit path on the CPU, piece by piece, for the
+judge's CuPy calls at 64^3.  Not part of the package; no GPU, no CuPy.
+
+    python bench/probes/hit_path_cpu.py
+
+A stand-in for CuPy: an array class with CuPy's attribute names (dtype,
+data.ptr, data.device_id, shape and strides as fresh tuples per read) over
+host memory, so that the first call (a miss) runs the real Plan with the
+host "kernel" of tests/test_plan_cache.py, and the hits relaunch through a
+launch that does nothing.  Device and stream queries return constants and
+``make_current`` is a no-op: on the GPU those are measured apart
+(bench/probes/eager_costs.py --judge).  What is left is the Python of the
+entry points and of ``plan_cache.call``: a before/after number for one
+machine, not a GPU number.  Each row: best of 7 repeats of 20000 calls.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import timeit
+import types
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.environ.get("SGEMM_ROOT") or os.path.dirname(os.path.dirname(HERE))   # the tree measured
+sys.path.insert(0, ROOT)
+F32 = np.dtype(np.float32)
+_keep = []
+
+
+class _Mem:
+    __slots__ = ("ptr", "device_id", "mem")
+
+    def __init__(self, ptr):
+        self.ptr, self.device_id, self.mem = ptr, 0, object()
+
+
+class Arr:
+    """CuPy's attributes, over a float32 host array."""
+    __slots__ = ("_a", "data", "dtype")
+
+    def __init__(self, shape, dtype=F32, _a=None):
+        if _a is None:
+            _a = np.empty(shape, np.float32)
+        self._a, self.data, self.dtype = _a, _Mem(_a.ctypes.data), _a.dtype
+
+    shape = property(lambda self: tuple(self._a.shape))
+    strides = property(lambda self: tuple(self._a.strides))
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    device = property(lambda self: types.SimpleNamespace(id=0))
+
+    @property
+    def __cuda_array_interface__(self):
+        a = self._a
+        return {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
+                "strides": a.strides, "version": 3}
+
+    def __getitem__(self, idx):
+        return Arr(None, _a=self._a[idx])
+
+    def ravel(self):
+        return Arr(None, _a=self._a.reshape(-1))
+
+    def get(self):
+        return np.array(self._a)
+
+
+Arr.__module__ = "cupy"
+
+
+def arr(shape, seed):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    raw = np.zeros(x.nbytes + 128, np.uint8)       # 64-byte aligned, like the pool's
+    _keep.append(raw)
+    s = (-raw.ctypes.data) % 64
+    a = raw[s:s + x.nbytes].view(np.float32).reshape(x.shape)
+    a[...] = x
+    return Arr(None, _a=a)
+
+
+def install():
+    """Fake CuPy and the GPU the way tests/test_plan_cache.py does, with a
+    launch that does nothing once a plan is cached."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import test_plan_cache as T
+    from sgemm import plan_cache
+    from sgemm.runtime import device as devmod
+    from sgemm.runtime import launcher
+    plan_mod = importlib.import_module("sgemm.plan")
+    cp = types.ModuleType("cupy")
+    cp.ndarray = Arr
+    cp.asarray = lambda x: x
+    cp.empty = lambda shape, dtype=F32: arr(shape, 0)
+    stream = types.SimpleNamespace(ptr=0)
+    cp.cuda = types.SimpleNamespace(
+        Device=T._Device, runtime=types.SimpleNamespace(getDevice=lambda: 0),
+        get_current_stream=lambda: stream)
+    sys.modules["cupy"] = cp
+    sys.modules.pop("torch", None)
+    launcher.DRIVER_LAUNCH = False
+    launcher.launch = T.fake_launch
+    launcher.as_stream = lambda s: types.SimpleNamespace(sync=lambda: None)
+    devmod.require_gpu = lambda: None
+    devmod.info = lambda i=0: types.SimpleNamespace(id=i)
+    devmod.make_current = lambda i: None
+    plan_mod.prepare = T.fake_prepare
+    plan_cache.clear()
+    plan_cache._ON = True
+
+
+def nop_launches():
+    """Every stored entry relaunches through a launch that does nothing."""
+    from sgemm import plan_cache
+    for e in plan_cache._entries.values():
+        e.prepared = [lambda s, p: None] * len(e.launches)
+
+
+def main() -> int:
+    install()
+    import sgemm
+    import sgemm.blas
+    from sgemm import plan_cache
+    s = 64
+    a, b, c = arr((s, s), 1), arr((s, s), 2), arr((s, s), 3)
+    a3, b3, c3 = arr((8, s, s), 4), arr((8, s, s), 5), arr((8, s, s), 6)
+    rows = {
+        "sgemm.gemm(a, b, c)": lambda: sgemm.gemm(a, b, c),
+        "sgemm.gemm(a, b)": lambda: sgemm.gemm(a, b),
+        "sgemm.matmul(a, b)": lambda: sgemm.matmul(a, b),
+        "sgemm.gemm_batched(a3, b3, c3)": lambda: sgemm.gemm_batched(a3, b3, c3),
+        "sgemm.matmul(a3, b3)": lambda: sgemm.matmul(a3, b3),
+        "sgemm.blas.sgemm(...)": lambda: sgemm.blas.sgemm(
+            "N", "N", s, s, s, 1.0, a.ravel(), s, b.ravel(), s, 0.0, c.ravel(), s),
+    }
+    for f in rows.values():
+        f()                                    # the miss: the real Plan, on the host
+    nop_launches()
+    pieces = {
+        "alloc: Arr((64, 64), f32) (stand-in)": lambda: Arr((s, s), F32),
+        "a.ravel() (stand-in)": lambda: a.ravel(),
+    }
+    us = {}
+    for name, f in {**rows, **pieces}.items():
+        for _ in range(200):
+            f()
+        us[name] = min(timeit.repeat(f, number=20000, repeat=7)) / 20000 * 1e6
+    print(f"stand-in hit path (CPU, {sys.version.split()[0]}), plan cache {plan_cache.stats}")
+    for name, v in us.items():
+        print(f"  {name:40s} {v:6.2f} us")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
