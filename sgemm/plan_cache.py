@@ -363,7 +363,8 @@ def call(tag, xs, extra, stream, slow, args, ext=None, bias=None):
                 _spare_new(e, s, shape) if sp is not None else _ndarray(shape, _F32))
             pc = out.data.ptr
         else:
-            out = _tempty(shape, dtype=_T32, device=_tdevs.get(dev) or _tdev(dev))
+            out = (xs[0].new_empty(shape) if _TORCH_NEW_EMPTY else
+                   _tempty(shape, dtype=_T32, device=_tdevs.get(dev) or _tdev(dev)))
             pc = out.data_ptr()
         if (bits | (pc & 15) << 8) != e.align:
             _drop_spares(e)         # a kept output aligned unlike the entry's never fits
@@ -408,6 +409,9 @@ _RECYCLE = (os.environ.get("SGEMM_RECYCLE", "1") not in ("0", "off", "no")
             and sys.version_info < (3, 14)
             and getattr(sys, "_is_gil_enabled", lambda: True)())
 _held = [0]                  # bytes of all kept outputs
+# PyTorch outputs: a.new_empty(shape) (a's dtype, float32 here, and device)
+# instead of torch.empty(shape, dtype=, device=): fewer keyword arguments to parse
+_TORCH_NEW_EMPTY = False
 _getrc = sys.getrefcount
 
 

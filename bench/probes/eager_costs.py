@@ -227,6 +227,16 @@ def judge_rows(recycle_ab: bool = True) -> dict:
             def held(f=f, keep=keep):
                 keep[0] = f()
             out["outputs kept, held by the caller (y = ... in a loop)"][k] = per_call_us(held, sync)
+    t_alloc = {}
+    for flag in (False, True):
+        plan_cache._TORCH_NEW_EMPTY = flag
+        plan_cache.clear()
+        name = "a.new_empty(shape)" if flag else "torch.empty(shape, dtype=, device=)"
+        t_alloc[name] = per_call_us(lambda: sgemm.matmul(ta, tb), sync)
+    plan_cache._TORCH_NEW_EMPTY = False
+    out["sgemm.matmul(torch a, b), its output by"] = t_alloc
+    out["torch.matmul(a, b), again"] = {"torch.matmul(a, b)": per_call_us(
+        lambda: torch.matmul(ta, tb), sync)}
     tdev = torch.device("cuda", 0)
     sgemm.gemm(a, b)
     e = next(v for v in plan_cache._entries.values() if v.prepared)
