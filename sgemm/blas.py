@@ -88,13 +88,13 @@ def sgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, *,
             or not (type(m) is type(n) is type(k) is type(lda) is type(ldb) is type(ldc) is int)
             or m <= 0 or n <= 0 or k <= 0
             or type(alpha) not in _SCALARS or type(beta) not in _SCALARS
-            or not _plain(kernel, precision)):
+            or not (type(kernel) is str and precision is None or _plain(kernel, precision))):
         return _uncached(*args)[1]
     ext = (4 * (lda * ((m if ta else k) - 1) + (k if ta else m)),
            4 * (ldb * ((k if tb else n) - 1) + (n if tb else k)),
            4 * (ldc * (n - 1) + m))
-    extra = (transa, transb, m, n, k, lda, ldb, ldc, float(alpha), float(beta), kernel,
-             precision)
+    # alpha and beta as given: equal scalars of these types are one float32
+    extra = (transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, kernel, precision)
     return _call("blas", (A, B, C), extra, stream, _uncached, args, ext)
 
 

@@ -96,7 +96,7 @@ class _Entry:
                  "out_shape", "align", "spare", "nxt", "nbytes")
 
     def __init__(self, device, launches, relocs, has_ws, keep, out_shape, align,
-                 recycle=False):
+                 kind=None):
         self.device = device
         self.launches = launches      # [(kernel, grid, block, smem, args)]
         self.relocs = relocs          # per launch: [(arg index, operand 0/1/2, byte offset)]
@@ -106,7 +106,13 @@ class _Entry:
         self.align = align            # the three device pointers mod 16, 4 bits each
         # outputs kept for reuse ([stream, array, reference counts]), None: never kept
         self.nbytes = 4 * _prod(out_shape) if out_shape is not None else 0
-        self.spare = [] if recycle and _RECYCLE and self.nbytes <= RECYCLE_BYTES else None
+        # CuPy: outputs kept for reuse ([stream, array, reference counts]);
+        # PyTorch: the template its outputs are allocated like; None: neither
+        self.spare = None
+        if kind == CUPY and _RECYCLE and self.nbytes <= RECYCLE_BYTES:
+            self.spare = []
+        elif kind == TORCH and _TORCH_TEMPLATE and out_shape is not None:
+            self.spare = _torch_template(out_shape, device)
         self.nxt = 0
         # the same launches packed once for cuLaunchKernelEx (launcher.PreparedLaunch)
         self.prepared = ([launcher.PreparedLaunch(k, g, b, sm, args, rel)
@@ -157,7 +163,7 @@ def _cupy():
 def _torch():
     """Bind torch's names once the caller has imported torch (never import it
     here: a CuPy-only program must not pay for it)."""
-    global _TT, _T32, _TSTRIDED, _tcur, _tempty
+    global _TT, _T32, _TSTRIDED, _tcur, _tempty, _tempty_like
     torch = sys.modules.get("torch")
     if torch is None or not hasattr(torch, "Tensor"):
         return False
@@ -166,7 +172,7 @@ def _torch():
     # object (4.7 us a call on an H100 host, against ~0.3)
     raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
     _tcur = raw if raw is not None else (lambda d: torch.cuda.current_stream(d).cuda_stream)
-    _tempty = torch.empty
+    _tempty, _tempty_like = torch.empty, getattr(torch, "empty_like", None)
     _TT = torch.Tensor
     k = (TORCH, _read_torch)
     _KIND[_TT] = k
@@ -359,11 +365,13 @@ def call(tag, xs, extra, stream, slow, args, ext=None, bias=None):
         shape = e.out_shape
         if kind == CUPY:
             sp = e.spare
-            out = (sp and _reuse(sp, s, shape)) or (
-                _spare_new(e, s, shape) if sp is not None else _ndarray(shape, _F32))
+            out = _reuse(sp, s, shape) if sp else None      # (an array has no truth value)
+            if out is None:
+                out = _ndarray(shape, _F32) if sp is None else _spare_new(e, s, shape)
             pc = out.data.ptr
         else:
-            out = (xs[0].new_empty(shape) if _TORCH_NEW_EMPTY else
+            t = e.spare                 # torch: the entry's template, or None
+            out = (_tempty_like(t) if t is not None else
                    _tempty(shape, dtype=_T32, device=_tdevs.get(dev) or _tdev(dev)))
             pc = out.data_ptr()
         if (bits | (pc & 15) << 8) != e.align:
@@ -409,9 +417,18 @@ _RECYCLE = (os.environ.get("SGEMM_RECYCLE", "1") not in ("0", "off", "no")
             and sys.version_info < (3, 14)
             and getattr(sys, "_is_gil_enabled", lambda: True)())
 _held = [0]                  # bytes of all kept outputs
-# PyTorch outputs: a.new_empty(shape) (a's dtype, float32 here, and device)
-# instead of torch.empty(shape, dtype=, device=): fewer keyword arguments to parse
-_TORCH_NEW_EMPTY = False
+# PyTorch outputs: torch.empty_like(template) costs 1.7 us a call against
+# 3.1 for torch.empty(shape, dtype=, device=) (its keyword arguments parsed
+# per call; H100 host, eager-probe-h100-2026-11-26.log).  The template is
+# the entry's own float32 tensor of the output's shape on its device, with
+# zero strides: one element of storage.  empty_like's default
+# (preserve_format) copies the strides only of a dense, non-overlapping
+# tensor and gives any other the suggested memory format, which for 1 to 3
+# dimensions is contiguous; a 4-D or 5-D one could be suggested channels-last,
+# so those use torch.empty.  The output is a fresh tensor from torch's
+# allocator: nothing of torch's stream bookkeeping is bypassed.
+_TORCH_TEMPLATE = True
+_tempty_like = None
 _getrc = sys.getrefcount
 
 
@@ -447,9 +464,23 @@ def _spare_new(e, s, shape):
 
 
 def _drop_spares(e) -> None:
-    if e.spare:
+    if type(e.spare) is list:
         _held[0] -= len(e.spare) * e.nbytes
     e.spare = None
+
+
+def _torch_template(shape, device):
+    """A float32 tensor of ``shape`` on ``device`` with zero strides (see
+    _TORCH_TEMPLATE), or None where torch.empty is kept."""
+    if not 1 <= len(shape) <= 3 or _tempty_like is None:
+        return None
+    torch = sys.modules.get("torch")
+    try:
+        t = torch.empty_strided(shape, (0,) * len(shape), dtype=_T32,
+                                device=_tdevs.get(device) or _tdev(device))
+    except Exception:               # whatever torch refuses here, torch.empty still does
+        return None
+    return t
 
 
 def _tdev(dev):
@@ -558,7 +589,7 @@ def _store(key, s_handle, plan, res, kind, has_c, alias, ext) -> None:
         launches.append((l.kernel, l.grid, l.block, l.smem, tuple(l.args)))
     align = (ptrs[0] & 15) | (ptrs[1] & 15) << 4 | (ptrs[2] & 15) << 8
     e = _Entry(plan.device.id, launches, relocs, has_ws, plan.launches if has_ws else None,
-               out_shape, align, kind == CUPY)
+               out_shape, align, kind)
     if not relocatable:
         k = (key, ptrs, s_handle)
     elif has_ws:

@@ -175,6 +175,29 @@ _torch_mod.strided = object()
 _torch_mod.empty = lambda shape, dtype=None, device=None: FakeTensor(
     _alloc(tuple(shape)), getattr(device, "index", 0) or 0)
 _torch_mod.device = lambda kind, i=0: types.SimpleNamespace(type=kind, index=i)
+_made = {"empty_like": 0}
+
+
+def _empty_strided(shape, strides, dtype=None, device=None):
+    n = 1 + sum((d - 1) * s for d, s in zip(shape, strides))
+    _made["strided_n"] = n
+    base = _alloc((n,))
+    return FakeTensor(np.lib.stride_tricks.as_strided(base, tuple(shape),
+                                                      tuple(4 * s for s in strides)),
+                      getattr(device, "index", 0) or 0)
+
+
+def _empty_like(t):
+    """torch.empty_like's preserve_format: a dense tensor's strides, else contiguous."""
+    _made["empty_like"] += 1
+    a = t._a
+    dense = all(s > 0 for s in a.strides) and a.flags.c_contiguous
+    assert not dense, "the plan cache's templates have zero strides"
+    return FakeTensor(_alloc(a.shape), t._dev)
+
+
+_torch_mod.empty_strided = _empty_strided
+_torch_mod.empty_like = _empty_like
 _torch_mod.cuda = types.SimpleNamespace(
     current_stream=lambda dev=None: types.SimpleNamespace(cuda_stream=1000 + _state["stream"]))
 
@@ -251,7 +274,7 @@ def fake_gpu(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
     monkeypatch.setitem(sys.modules, "torch", _torch_mod)
     for name in ("_cp", "_ndarray", "_getdev", "_cur_stream", "_TT", "_T32", "_TSTRIDED",
-                 "_tcur", "_tempty"):
+                 "_tcur", "_tempty", "_tempty_like"):
         monkeypatch.setattr(plan_cache, name, None)
     monkeypatch.setattr(plan_cache, "_tdevs", {})
     monkeypatch.setattr(plan_cache, "_KIND", {})      # bound again to this test's fakes
@@ -904,9 +927,26 @@ def test_kept_outputs_off_and_bounded(monkeypatch):
     assert plan_cache._held[0] == 0
 
 
-def test_torch_outputs_are_never_kept():
+def test_torch_outputs_are_never_kept_but_made_like_a_template():
+    """PyTorch outputs are new tensors every call (torch.empty_like of the
+    entry's zero-stride template: one element of storage, a contiguous
+    result), never a kept one; 4-D results use torch.empty."""
     a, b = tarr(rnd((6, 5), 1)), tarr(rnd((5, 7), 2))
     sgemm.matmul(a, b)
-    out = sgemm.matmul(a, b)
+    _made["empty_like"] = 0
+    outs = [sgemm.matmul(tarr(rnd((6, 5), i)), tarr(rnd((5, 7), 10 + i))) for i in range(3)]
+    assert _made["empty_like"] == 3
+    assert len({o.data_ptr() for o in outs}) == 3
+    for i, o in enumerate(outs):
+        assert o.shape == (6, 7) and o.stride() == (7, 1)
+        close(o, ref(rnd((6, 5), i), rnd((5, 7), 10 + i)))
+    (e,) = plan_cache._entries.values()
+    assert e.spare.stride() == (0, 0) and _made["strided_n"] == 1     # one element
+    plan_cache.clear()
+    a4, b4 = tarr(rnd((2, 3, 4, 5), 1)), tarr(rnd((2, 3, 5, 2), 2))
+    sgemm.matmul(a4, b4)
+    _made["empty_like"] = 0
+    out = sgemm.matmul(a4, b4)
+    assert _made["empty_like"] == 0 and out.shape == (2, 3, 4, 2)
+    close(out, ref(a4.numpy(), b4.numpy()))
     assert all(e.spare is None for e in plan_cache._entries.values())
-    close(out, ref(a.numpy(), b.numpy()))

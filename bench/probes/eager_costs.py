@@ -229,15 +229,17 @@ def judge_rows(recycle_ab: bool = True) -> dict:
             out["outputs kept, held by the caller (y = ... in a loop)"][k] = per_call_us(held, sync)
     t_alloc = {}
     for flag in (False, True):
-        plan_cache._TORCH_NEW_EMPTY = flag
+        plan_cache._TORCH_TEMPLATE = flag
         plan_cache.clear()
-        name = "a.new_empty(shape)" if flag else "torch.empty(shape, dtype=, device=)"
+        name = "torch.empty_like(template)" if flag else "torch.empty(shape, dtype=, device=)"
         t_alloc[name] = per_call_us(lambda: sgemm.matmul(ta, tb), sync)
-    plan_cache._TORCH_NEW_EMPTY = False
+    plan_cache._TORCH_TEMPLATE = True
     out["sgemm.matmul(torch a, b), its output by"] = t_alloc
     out["torch.matmul(a, b), again"] = {"torch.matmul(a, b)": per_call_us(
         lambda: torch.matmul(ta, tb), sync)}
     tdev = torch.device("cuda", 0)
+    tmpl = torch.empty_strided((s, s), (0, 0), dtype=torch.float32, device=tdev)
+    assert torch.empty_like(tmpl).stride() == (s, 1)
     sgemm.gemm(a, b)
     e = next(v for v in plan_cache._entries.values() if v.prepared)
     c = cp.empty((s, s), cp.float32)          # kept alive: the launches below write it
@@ -252,6 +254,7 @@ def judge_rows(recycle_ab: bool = True) -> dict:
             lambda: torch.empty((s, s), dtype=torch.float32, device=0),
         "ta.new_empty(shape)": lambda: ta.new_empty((s, s)),
         "torch.empty_like(ta)": lambda: torch.empty_like(ta),
+        "torch.empty_like(zero-stride template)": lambda: torch.empty_like(tmpl),
         "a.ravel()": lambda: a.ravel(),
         "cupy.cuda.get_current_stream().ptr": lambda: cp.cuda.get_current_stream().ptr,
         "cupy.cuda.runtime.getDevice()": lambda: cp.cuda.runtime.getDevice(),

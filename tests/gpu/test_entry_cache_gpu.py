@@ -449,3 +449,28 @@ def test_kept_outputs_per_stream():
         assert rel_err(host(r), _ref(a, b)) < _tol(48)
         del r
     assert plan_cache.stats["misses"] == 1
+
+
+def test_torch_outputs_fresh_and_contiguous():
+    """A hit allocates a PyTorch result like the entry's zero-stride template
+    (1-3 dimensions) or with torch.empty (4): a new contiguous float32 tensor
+    on the operands' device each call, never a kept one."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    g = torch.Generator(device="cuda").manual_seed(3)
+    for sa, sb in [((64, 64), (64, 64)), ((64,), (64, 48)), ((40, 64), (64,)),
+                   ((3, 20, 30), (3, 30, 10)), ((2, 3, 4, 5), (2, 3, 5, 6))]:
+        outs = []
+        for _ in range(3):
+            a = torch.randn(sa, device="cuda", generator=g)
+            b = torch.randn(sb, device="cuda", generator=g)
+            o = sgemm.matmul(a, b)
+            want = torch.matmul(a.double(), b.double())
+            torch.cuda.synchronize()
+            assert o.shape == want.shape and o.dtype == torch.float32 and o.device == a.device
+            assert o.is_contiguous() and not o.requires_grad
+            assert rel_err(o, want) < _tol(64)
+            outs.append(o)
+        assert len({o.data_ptr() for o in outs}) == 3, (sa, sb)
+    assert plan_cache.stats["hits"] >= 10
