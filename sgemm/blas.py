@@ -68,7 +68,7 @@ def _need(pos: int, name: str, d, ld: int, rows: int, cols: int) -> None:
 
 
 _TA = {"N": False, "n": False, "T": True, "t": True, "C": True, "c": True}
-_SCALARS, _plain, _call = plan_cache._SCALARS, plan_cache.plain, plan_cache.call
+_SCALARS, _plain, _call_blas = plan_cache._SCALARS, plan_cache.plain, plan_cache.call_blas
 
 
 def sgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, *,
@@ -95,7 +95,7 @@ def sgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, *,
            4 * (ldc * (n - 1) + m))
     # alpha and beta as given: equal scalars of these types are one float32
     extra = (transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, kernel, precision)
-    return _call("blas", (A, B, C), extra, stream, _uncached, args, ext)
+    return _call_blas(A, B, C, extra, ext, stream, _uncached, args)
 
 
 class _Trace:

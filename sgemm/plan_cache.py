@@ -483,6 +483,62 @@ def _torch_template(shape, device):
     return t
 
 
+def call_blas(A, B, C, extra, ext, stream, slow, args):
+    """blas.sgemm's cached call: ``call("blas", (A, B, C), extra, stream, slow,
+    args, ext)``, with its steps written out for the common case, three 1-D
+    CuPy buffers on the caller's stream (the same key, the same entries);
+    anything else goes to call().  A 1-D buffer's shape is its size (a C
+    attribute; the shape property builds a tuple), and the spans are the
+    extents blas.sgemm computed, so no operand reader runs."""
+    t = type(A)
+    if (t is not _ndarray or type(B) is not t or type(C) is not t or stream is not None
+            or not _ON or A.dtype is not _F32 or B.dtype is not _F32 or C.dtype is not _F32):
+        return call("blas", (A, B, C), extra, stream, slow, args, ext)
+    sta, stb, stc = A.strides, B.strides, C.strides
+    na, nb, nc = A.size, B.size, C.size
+    # call()'s reader takes nothing else: N-D, empty or reversed buffers go there
+    if (len(sta) != 1 or len(stb) != 1 or len(stc) != 1 or not (na and nb and nc)
+            or sta[0] < 0 or stb[0] < 0 or stc[0] < 0):
+        return call("blas", (A, B, C), extra, stream, slow, args, ext)
+    da, db, dc = A.data, B.data, C.data
+    pa, pb, pc = da.ptr, db.ptr, dc.ptr
+    dev = da.device_id
+    ha, hb, hc = pa + ext[0], pb + ext[1], pc + ext[2]
+    # as in call(): C must not overlap A or B; one device, the current one
+    if (db.device_id != dev or dc.device_id != dev
+            or pc < ha and pa < hc or pc < hb and pb < hc):
+        return _bypass(slow, args)
+    try:
+        if _getdev() != dev:
+            return _bypass(slow, args)
+        s = _cur_stream().ptr
+    except Exception:
+        return _bypass(slow, args)
+    alias = pb - pa if pa < hb and pb < ha else None
+    key = ("blas", CUPY, dev, (pa & 15) | (pb & 15) << 4 | (pc & 15) << 8, alias, extra,
+           (na,), sta, (nb,), stb, (nc,), stc, None, None)
+    e = _entries.get(key)
+    if e is not None and e.has_ws:
+        e = _entries.get((key, s))
+    if e is None:
+        e = _entries.get((key, (pa, pb, pc), s))
+        if e is None:
+            stats["misses"] += 1
+            p, res = slow(*args)
+            if p is not None:
+                _store(key, s, p, res, CUPY, True, alias, ext)
+            return res
+    stats["hits"] += 1
+    ptrs = (pa, pb, pc)
+    if e.prepared is None:
+        _run(e, ptrs, s)
+        return C
+    devmod.make_current(e.device)
+    for p in e.prepared:
+        p(s, ptrs)
+    return C
+
+
 def _tdev(dev):
     import torch
     d = _tdevs[dev] = torch.device("cuda", dev)

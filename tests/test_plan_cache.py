@@ -554,6 +554,37 @@ def test_blas_judge_call_hits():
     assert misses() == 1 and plan_cache.stats["hits"] == 2
 
 
+def test_blas_hit_path_takes_only_what_its_key_covers():
+    """blas.sgemm's written-out path (plan_cache.call_blas) after an entry
+    exists: a buffer too small for its leading dimension, a reversed one, a
+    2-D one, a float64 one and one on another device each get the uncached
+    path's error and leave C as it was; fresh good buffers hit."""
+    def bufs(i, na=16):
+        return cparr(rnd(na, i)), cparr(rnd(16, 10 + i)), cparr(rnd(16, 20 + i))
+    A, B, C = bufs(0)
+    blas.sgemm("N", "N", 4, 4, 4, 1.0, A, 4, B, 4, 0.0, C, 4)
+    for i in (1, 2):
+        A, B, C = bufs(i)
+        blas.sgemm("N", "N", 4, 4, 4, 1.0, A, 4, B, 4, 0.0, C, 4)
+        close(C.get().reshape(4, 4).T, ref(A.get().reshape(4, 4).T, B.get().reshape(4, 4).T))
+    assert misses() == 1 and plan_cache.stats["hits"] == 2
+    A, B, C = bufs(3)
+    small = cparr(rnd(15, 3))
+    rev = FakeCupyArray(None, _a=A._a[::-1])
+    two_d = cparr(rnd((4, 4), 3))
+    f64 = FakeCupyArray(None, _a=np.zeros(16, np.float64))
+    other = FakeCupyArray(None, _a=_alloc((16,)), _dev=1)
+    for bad, what in ((small, "holds 15 elements"), (rev, "contiguous"), (f64, "float64"),
+                      (other, "device")):
+        before = C.get()
+        with pytest.raises(Exception, match=what):
+            blas.sgemm("N", "N", 4, 4, 4, 1.0, bad, 4, B, 4, 0.0, C, 4)
+        np.testing.assert_array_equal(C.get(), before)
+    # a 2-D buffer is accepted (contiguous) by the full path; it is keyed apart
+    blas.sgemm("N", "N", 4, 4, 4, 1.0, two_d, 4, B, 4, 0.0, C, 4)
+    close(C.get().reshape(4, 4).T, ref(two_d.get().reshape(4, 4).T, B.get().reshape(4, 4).T))
+
+
 def test_torch_tensors():
     for i in range(3):
         a, b = tarr(rnd((6, 5), i)), tarr(rnd((5, 7), 10 + i))
