@@ -55,6 +55,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -365,7 +366,7 @@ def call(tag, xs, extra, stream, slow, args, ext=None, bias=None):
         shape = e.out_shape
         if kind == CUPY:
             sp = e.spare
-            out = _reuse(sp, s, shape) if sp else None      # (an array has no truth value)
+            out = _reuse(e, s, shape) if sp else None       # (an array has no truth value)
             if out is None:
                 out = _ndarray(shape, _F32) if sp is None else _spare_new(e, s, shape)
             pc = out.data.ptr
@@ -430,6 +431,7 @@ _held = [0]                  # bytes of all kept outputs
 _TORCH_TEMPLATE = True
 _tempty_like = None
 _getrc = sys.getrefcount
+_getwrc = weakref.getweakrefcount
 
 
 def _refs(o):
@@ -437,14 +439,23 @@ def _refs(o):
     return _getrc(o), _getrc(d), _getrc(d.mem)
 
 
-def _reuse(sp, s, shape):
+def _reuse(e, s, shape):
     """A kept output on stream s that nothing else holds, or None."""
+    sp = e.spare
     for t in sp:
         if t[0] == s:
             o = t[1]
-            # shape: CuPy lets a caller reshape an array in place
-            if _refs(o) == t[2] and o.shape == shape and o.dtype is _F32:
-                return o
+            if _refs(o) == t[2]:
+                # CuPy lets a caller reshape an array in place; a weak reference
+                # (a finalizer, a WeakValueDictionary) must see it die
+                if o.shape == shape and o.dtype is _F32 and not _getwrc(o):
+                    return o
+                try:                    # let it go now (another thread may have)
+                    sp.remove(t)
+                    _held[0] -= e.nbytes
+                except ValueError:
+                    pass
+                return None
     return None
 
 
