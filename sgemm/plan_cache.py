@@ -42,13 +42,18 @@ pointer ambiguous).  Calls without a bias pay one ``is None`` test.
 
 On a hit the only checks left are what the key cannot imply: the operands
 share a device (and it is the current CuPy device for CuPy and NumPy), and
-an output passed in does not overlap a or b (a range test).  Plans with a
+an output passed in does not overlap a or b (a range test).  An output the
+call allocates is, for CuPy, one of the entry's last two outputs when
+nothing else holds it (see RECYCLE_BYTES below), for PyTorch a new tensor
+like the entry's template (_TORCH_TEMPLATE).  ``blas.sgemm`` on three 1-D
+CuPy buffers takes ``call_blas``, the same steps written out.  Plans with a
 workspace (split-K) include the stream in the key: a workspace must not be
 shared by two streams.  Entries whose output overlapped an input, or whose
 addresses are too low to be told from sizes, are keyed by address (only
 when no operand is allocated or copied by the call, which would never hit).
-FIFO eviction at ``MAX_ENTRIES``; ``clear()`` empties it;
-``SGEMM_PLAN_CACHE=0`` turns it off.
+FIFO eviction at ``MAX_ENTRIES``; ``clear()`` empties it (and drops the kept
+outputs); ``SGEMM_PLAN_CACHE=0`` turns it off, ``SGEMM_RECYCLE=0`` only the
+keeping of outputs.
 """
 from __future__ import annotations
 

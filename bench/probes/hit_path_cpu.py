@@ -118,6 +118,20 @@ def nop_launches():
         e.prepared = [lambda s, p: None] * len(e.launches)
 
 
+def timed(rows: dict, samples: int = 25, number: int = 5000) -> dict:
+    """Per row: (min, median) us a call over ``samples`` samples of ``number``
+    calls, the rows' samples interleaved (the CPU is shared: a slow moment
+    hits every row alike)."""
+    got = {k: [] for k in rows}
+    for f in rows.values():
+        for _ in range(200):
+            f()
+    for _ in range(samples):
+        for k, f in rows.items():
+            got[k].append(timeit.timeit(f, number=number) / number * 1e6)
+    return {k: (min(v), sorted(v)[len(v) // 2]) for k, v in got.items()}
+
+
 def main() -> int:
     install()
     import sgemm
@@ -126,30 +140,53 @@ def main() -> int:
     s = 64
     a, b, c = arr((s, s), 1), arr((s, s), 2), arr((s, s), 3)
     a3, b3, c3 = arr((8, s, s), 4), arr((8, s, s), 5), arr((8, s, s), 6)
+    A, B, C = a.ravel(), b.ravel(), c.ravel()
     rows = {
         "sgemm.gemm(a, b, c)": lambda: sgemm.gemm(a, b, c),
         "sgemm.gemm(a, b)": lambda: sgemm.gemm(a, b),
         "sgemm.matmul(a, b)": lambda: sgemm.matmul(a, b),
         "sgemm.gemm_batched(a3, b3, c3)": lambda: sgemm.gemm_batched(a3, b3, c3),
         "sgemm.matmul(a3, b3)": lambda: sgemm.matmul(a3, b3),
-        "sgemm.blas.sgemm(...)": lambda: sgemm.blas.sgemm(
-            "N", "N", s, s, s, 1.0, a.ravel(), s, b.ravel(), s, 0.0, c.ravel(), s),
+        "sgemm.blas.sgemm(...) on raveled buffers": lambda: sgemm.blas.sgemm(
+            "N", "N", s, s, s, 1.0, A, s, B, s, 0.0, C, s),
     }
     for f in rows.values():
         f()                                    # the miss: the real Plan, on the host
     nop_launches()
-    pieces = {
-        "alloc: Arr((64, 64), f32) (stand-in)": lambda: Arr((s, s), F32),
-        "a.ravel() (stand-in)": lambda: a.ravel(),
-    }
-    us = {}
-    for name, f in {**rows, **pieces}.items():
-        for _ in range(200):
-            f()
-        us[name] = min(timeit.repeat(f, number=20000, repeat=7)) / 20000 * 1e6
-    print(f"stand-in hit path (CPU, {sys.version.split()[0]}), plan cache {plan_cache.stats}")
-    for name, v in us.items():
-        print(f"  {name:40s} {v:6.2f} us")
+    rows["alloc: Arr((64, 64), f32) (stand-in)"] = lambda: Arr((s, s), F32)
+    rows["a.ravel() (stand-in)"] = lambda: a.ravel()
+    blas_mod = sys.modules["sgemm.blas"]
+    if hasattr(plan_cache, "call_blas"):       # this tree: its switches, in one process
+        call = plan_cache.call
+        rows["blas through call() (not call_blas)"] = lambda: (
+            setattr(blas_mod, "_call_blas", lambda A_, B_, C_, x, e, st, sl, ar: call(
+                "blas", (A_, B_, C_), x, st, sl, ar, e)),
+            sgemm.blas.sgemm("N", "N", s, s, s, 1.0, A, s, B, s, 0.0, C, s),
+            setattr(blas_mod, "_call_blas", plan_cache.call_blas))
+        rows["blas: the two setattr of the row above"] = lambda: (
+            setattr(blas_mod, "_call_blas", plan_cache.call_blas),
+            setattr(blas_mod, "_call_blas", plan_cache.call_blas))
+
+        def no_keep(f):
+            entries = list(plan_cache._entries.values())
+
+            def g():                 # the kept outputs set aside for one call
+                spares = [e.spare for e in entries]
+                for e in entries:
+                    e.spare = None
+                f()
+                for e, sp in zip(entries, spares):
+                    e.spare = sp
+            return g
+        rows["sgemm.gemm(a, b), outputs not kept"] = no_keep(rows["sgemm.gemm(a, b)"])
+        rows["sgemm.gemm(a, b, c), the set-aside of the row above"] = no_keep(
+            rows["sgemm.gemm(a, b, c)"])
+    us = timed(rows)
+    print(f"stand-in hit path (CPU, Python {sys.version.split()[0]}, tree {ROOT}), "
+          f"us a call, min / median of 25 interleaved samples of 5000 calls")
+    for name, (lo, med) in us.items():
+        print(f"  {name:44s} {lo:6.2f} {med:6.2f}")
+    print(f"plan cache {plan_cache.stats}")
     return 0
 
 
