@@ -12,7 +12,7 @@ from .plan import Plan
 _gemm_like = plan_cache._gemm_like
 _gemm_uncached = plan_cache.gemm_uncached
 _batched_uncached = plan_cache._batched_uncached
-_plain, _call = plan_cache.plain, plan_cache.call
+_plain, _call, _call_torch2 = plan_cache.plain, plan_cache.call, plan_cache.call_torch2
 
 
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
@@ -82,6 +82,9 @@ def matmul(a, b, *, kernel="auto", precision=None, stream=None, bias=None, activ
     if not (type(kernel) is str and precision is None and activation is None
             or _plain(kernel, precision, activation)):
         return _matmul_uncached(*args)[1]
+    if bias is None and stream is None and type(a) is plan_cache._TT:
+        return _call_torch2("matmul", a, b, (kernel, precision, activation), _matmul_uncached,
+                            args)
     return _call("matmul", (a, b), (kernel, precision, activation), stream,
                  _matmul_uncached, args, bias=bias)
 

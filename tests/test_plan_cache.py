@@ -601,6 +601,42 @@ def test_torch_tensors():
     assert set(calls["streams"]) == {1000}           # torch's current stream
 
 
+def test_torch_matrices_written_out_path_shares_call_keys():
+    """sgemm.matmul on two 2-D tensors takes plan_cache.call_torch2 once torch
+    is bound: the same key as call() (a hit on call()'s entry), a new plan
+    for other strides or for a @ a, the uncached errors for tensors on two
+    devices, and 1-D or subclassed operands still served by call()."""
+    a, b = tarr(rnd((6, 5), 1)), tarr(rnd((5, 7), 2))
+    sgemm.matmul(a, b)                                   # call(): binds torch, the entry
+    seen = []
+    real = plan_cache.call
+    plan_cache.call = lambda *x, **kw: (seen.append(x[0]), real(*x, **kw))[1]
+    try:
+        for i in range(3):
+            a, b = tarr(rnd((6, 5), 10 + i)), tarr(rnd((5, 7), 20 + i))
+            close(sgemm.matmul(a, b), ref(a.numpy(), b.numpy()))
+        assert seen == [] and misses() == 1                 # hits on call()'s entry
+        at = FakeTensor(_alloc((5, 6)).T)                   # column-major: other strides
+        at._a[...] = rnd((6, 5), 3)
+        close(sgemm.matmul(at, b), ref(at.numpy(), b.numpy()))
+        assert misses() == 2
+        x = tarr(rnd((5, 5), 4))
+        close(sgemm.matmul(x, x), ref(x.numpy(), x.numpy()))
+        close(sgemm.matmul(x, x), ref(x.numpy(), x.numpy()))
+        assert misses() == 3
+        b1 = FakeTensor(b._a, dev=1)
+        with pytest.raises(sgemm.DeviceError, match="cuda:1"):
+            sgemm.matmul(a, b1)
+        v = tarr(rnd((5,), 5))
+        close(sgemm.matmul(a, v), ref(a.numpy(), v.numpy()))
+        assert seen == ["matmul"] and misses() == 4          # 1-D: handed to call()
+        p = FakeParameter(a._a)                 # (api.matmul hands it to call() itself)
+        close(sgemm.matmul(p, b), ref(a.numpy(), b.numpy()))
+        assert misses() == 4                                # call()'s hit on the same entry
+    finally:
+        plan_cache.call = real
+
+
 class FakeParameter(FakeTensor):
     """nn.Parameter's place in the fake torch: a subclass the cache takes."""
 

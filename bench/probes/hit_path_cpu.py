@@ -99,7 +99,14 @@ def install():
         Device=T._Device, runtime=types.SimpleNamespace(getDevice=lambda: 0),
         get_current_stream=lambda: stream)
     sys.modules["cupy"] = cp
-    sys.modules.pop("torch", None)
+    # the tests' stand-in torch (properties), allocating without keeping
+    # every buffer alive as the tests' allocator does
+    tm = types.ModuleType("torch")
+    tm.__dict__.update(T._torch_mod.__dict__)
+    tm.empty = lambda shape, dtype=None, device=None: T.FakeTensor(np.empty(shape, np.float32))
+    tm.empty_like = lambda t: T.FakeTensor(np.empty(t._a.shape, np.float32))
+    T._torch_mod.empty, T._torch_mod.empty_like = tm.empty, tm.empty_like
+    sys.modules["torch"] = T._torch_mod
     launcher.DRIVER_LAUNCH = False
     launcher.launch = T.fake_launch
     launcher.as_stream = lambda s: types.SimpleNamespace(sync=lambda: None)
@@ -150,9 +157,21 @@ def main() -> int:
         "sgemm.blas.sgemm(...) on raveled buffers": lambda: sgemm.blas.sgemm(
             "N", "N", s, s, s, 1.0, A, s, B, s, 0.0, C, s),
     }
+    import test_plan_cache as T
+    ta, tb = T.tarr(np.random.default_rng(7).standard_normal((s, s))), T.tarr(
+        np.random.default_rng(8).standard_normal((s, s)))
+    rows["sgemm.matmul(torch a, b) (stand-in tensors)"] = lambda: sgemm.matmul(ta, tb)
     for f in rows.values():
         f()                                    # the miss: the real Plan, on the host
+        f()
     nop_launches()
+    api = sys.modules["sgemm.api"]
+    if hasattr(api, "_call_torch2"):
+        via_call = (lambda tag, a_, b_, x, sl, ar:
+                    plan_cache.call(tag, (a_, b_), x, None, sl, ar))
+        rows["matmul(torch a, b) through call() (not call_torch2)"] = lambda: (
+            setattr(api, "_call_torch2", via_call), sgemm.matmul(ta, tb),
+            setattr(api, "_call_torch2", plan_cache.call_torch2))
     rows["alloc: Arr((64, 64), f32) (stand-in)"] = lambda: Arr((s, s), F32)
     rows["a.ravel() (stand-in)"] = lambda: a.ravel()
     blas_mod = sys.modules["sgemm.blas"]
