@@ -398,8 +398,9 @@ def call(tag, xs, extra, stream, slow, args, ext=None, bias=None):
 
 # -- outputs kept for reuse (CuPy) ---------------------------------------------------
 # An allocating call on a small problem pays CuPy's pool twice, the
-# allocation and, when the caller drops the result, the free: ~3.9 us of a
-# ~18 us call on an H100 host (eager-probe-h100-2026-11-25.log).  An entry
+# allocation and, when the caller drops the result, the free: 1.8-4.6 us
+# back to back on two H100 hosts, where sgemm.gemm(a, b) took 11.1-22.2
+# (eager-probe-h100-2026-11-26.log; kept outputs: 16.5 against 20.8).  An entry
 # keeps its last two outputs; a hit returns one of them again when nothing
 # but the entry holds it (not the array, its MemoryPointer or its Memory:
 # every view, DLPack capsule, ``ndarray(memptr=...)`` and
@@ -423,9 +424,10 @@ _RECYCLE = (os.environ.get("SGEMM_RECYCLE", "1") not in ("0", "off", "no")
             and sys.version_info < (3, 14)
             and getattr(sys, "_is_gil_enabled", lambda: True)())
 _held = [0]                  # bytes of all kept outputs
-# PyTorch outputs: torch.empty_like(template) costs 1.7 us a call against
-# 3.1 for torch.empty(shape, dtype=, device=) (its keyword arguments parsed
-# per call; H100 host, eager-probe-h100-2026-11-26.log).  The template is
+# PyTorch outputs: torch.empty_like of the template cost 4.4-4.5 us a call
+# against 7.2-7.4 for torch.empty(shape, dtype=, device=), whose keyword
+# arguments are parsed per call (one H100 host; on another, empty_like of a
+# tensor 1.7 against 3.1; eager-probe-h100-2026-11-26.log).  The template is
 # the entry's own float32 tensor of the output's shape on its device, with
 # zero strides: one element of storage.  empty_like's default
 # (preserve_format) copies the strides only of a dense, non-overlapping
