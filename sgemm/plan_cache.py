@@ -110,7 +110,6 @@ class _Entry:
         self.keep = keep              # the plan's launches, while they own a workspace
         self.out_shape = out_shape    # shape of the output the call allocates (None: passed in)
         self.align = align            # the three device pointers mod 16, 4 bits each
-        # outputs kept for reuse ([stream, array, reference counts]), None: never kept
         self.nbytes = 4 * _prod(out_shape) if out_shape is not None else 0
         # CuPy: outputs kept for reuse ([stream, array, reference counts]);
         # PyTorch: the template its outputs are allocated like; None: neither
@@ -210,9 +209,10 @@ def plain(kernel, precision, activation=None) -> bool:
 
 
 # -- operands: (ptr, shape, strides, device, end of span), read once --------------
-# Matrices (and blas.sgemm's 1-D buffers) are unrolled: the loop over
-# zip(shape, strides) cost ~0.25 us a read more (CPU stand-in,
-# bench/probes/hit_path_cpu.py).
+# Matrices, blas.sgemm's 1-D buffers and batches of matrices are unrolled:
+# the loop over zip(shape, strides) builds an iterator and a tuple per
+# dimension (the readers were the second largest part of the hit path under
+# cProfile, on the CPU stand-in bench/probes/hit_path_cpu.py).
 def _read_cupy(x):
     if x.dtype is not _F32:
         return None
