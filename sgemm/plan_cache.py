@@ -46,7 +46,8 @@ an output passed in does not overlap a or b (a range test).  An output the
 call allocates is, for CuPy, one of the entry's last two outputs when
 nothing else holds it (see RECYCLE_BYTES below), for PyTorch a new tensor
 like the entry's template (_TORCH_TEMPLATE).  ``blas.sgemm`` on three 1-D
-CuPy buffers takes ``call_blas``, the same steps written out.  Plans with a
+CuPy buffers takes ``call_blas`` and ``sgemm.matmul`` on two torch matrices
+``call_torch2``: call()'s steps written out, the same keys.  Plans with a
 workspace (split-K) include the stream in the key: a workspace must not be
 shared by two streams.  Entries whose output overlapped an input, or whose
 addresses are too low to be told from sizes, are keyed by address (only
