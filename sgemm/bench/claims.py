@@ -335,9 +335,17 @@ CLAIMS: tuple[Claim, ...] = (
           "python bench/probes/launch_cost.py; bash scripts/host_overhead_probe.sh",
           ("docs/notes/first-call.md", "docs/first-call.md", "sgemm/runtime/cu.py")),
     Claim("eager-probe", "Host cost of each entry point and of the cached path's pieces at "
-          "64³, and the ctypes-launch experiment", ("eager-probe-h100-2026-11-25.log",),
-          "python bench/probes/eager_costs.py", ("docs/notes/dispatch.md",),
-          note="runs 2 and 3 with the ctypes launch in the tree and SGEMM_LAUNCH=bindings"),
+          "64³: the judge's list beside cupy.matmul and torch.matmul in one process, main and "
+          "the cached-path changes A/B (2026-11-26), and the ctypes-launch experiment "
+          "(2026-11-25)", ("eager-probe-h100-2026-11-26.log", "eager-probe-h100-2026-11-25.log"),
+          "bash scripts/eager_gpu_run.sh (python bench/probes/eager_costs.py --judge)",
+          ("docs/notes/dispatch.md",),
+          note="2026-11-25 runs 2 and 3 with the ctypes launch in the tree and "
+          "SGEMM_LAUNCH=bindings"),
+    Claim("hit-path-stand-in", "The cached path's host cost per entry point on the CPU machine "
+          "with the stand-in driver, before and after (call_blas, call_torch2): a prediction "
+          "of the GPU host's, not a measurement of it", ("hit-path-stand-in-cpu-2026-11-26.log",),
+          "python bench/probes/hit_path_cpu.py", ("docs/notes/dispatch.md",)),
     Claim("skinny-probe", "Problems with one small side (decode-sized layers, skinny, deep K): "
           "every candidate plan and FFMA tiles along a small n forced, beside the planner's "
           "pick and cuBLAS: the data behind rung 9's \"tall\" tiles",
