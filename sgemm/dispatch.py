@@ -237,8 +237,10 @@ def heuristic(prob: Problem, dev: DeviceInfo, precision: str = "ieee"
 # ---- the public entry points ---------------------------------------------------------------
 def shape_key(prob: Problem, precision: str) -> tuple:
     """What an auto choice depends on besides the device: every problem with
-    the same key gets the same (spec, params)."""
-    return (prob.m, prob.n, prob.k, prob.batch, prob.ta, prob.tb, prob.aligned, precision)
+    the same key gets the same (spec, params).  SGEMM_PACK is in it because
+    it changes the candidates (``always`` keeps only packed ones)."""
+    return (prob.m, prob.n, prob.k, prob.batch, prob.ta, prob.tb, prob.aligned, precision,
+            os.environ.get("SGEMM_PACK", "1"))
 
 
 def measured(dev: DeviceInfo) -> dict:

@@ -148,7 +148,7 @@ def _load(dev) -> None:
             params = dispatch.entry_params(e)
         except (KeyError, TypeError, ValueError):
             continue
-        if len(sk) == 8 and not spec.can_implement(params, dev.smem_optin):
+        if len(sk) == 9 and not spec.can_implement(params, dev.smem_optin):
             table.setdefault(sk, (spec, params))
 
 

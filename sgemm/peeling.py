@@ -22,7 +22,8 @@ the main block fills a wave of unsplit 256x128 tiles, and the wave model
 plus the strips (memory-bound: each reads its big operand once) at least
 10 % faster than the whole problem.  Measured: 2049^3 0.528 -> 0.430 ms, 2047x2049x2045 0.486 ->
 0.421 ms; 1023x1025x1021 lost (84 against 79 us), hence the wave condition.
-``SGEMM_PEEL=0`` turns it off.
+``SGEMM_PEEL=0`` turns it off; ``SGEMM_PEEL=always`` cuts wherever the
+shape allows, whatever the model predicts (tests, A/B runs).
 """
 from __future__ import annotations
 
@@ -91,6 +92,8 @@ def wants_peel(prob: Problem, dev, precision: str = "ieee") -> bool:
     tiles = -(-(prob.m - rm) // t.BM) * -(-(prob.n - rn) // t.BN)
     if tiles < PEEL_MIN_WAVE * dev.sm_count:
         return False
+    if os.environ.get("SGEMM_PEEL") == "always":      # forced where it applies (tests, A/B runs)
+        return True
     main, strips = parts(prob)
     whole, cut = best_time(prob, dev), best_time(main, dev)
     if whole is None or cut is None:

@@ -188,3 +188,11 @@ def test_prepare_measures_only_automatic_choices_on_a_stream(monkeypatch):
     plan.prepare([DEEP], H100, "double_buffer", None, stream=7)
     plan.prepare([DEEP], H100, "auto", "ieee")            # no stream: nothing to time on
     assert got == [("ieee", 7), ("tf32x3", 7)]
+
+
+def test_a_choice_measured_with_packing_forced_is_not_reused_without(monkeypatch):
+    """SGEMM_PACK changes the candidates, so it is part of the key."""
+    monkeypatch.setenv("SGEMM_PACK", "always")
+    k_forced = dispatch.shape_key(DEEP, "ieee")
+    monkeypatch.delenv("SGEMM_PACK")
+    assert dispatch.shape_key(DEEP, "ieee") != k_forced

@@ -75,3 +75,8 @@ def test_when_it_applies(monkeypatch):
     assert not peeling.wants_peel(p, H200, "tf32x3")
     monkeypatch.setenv("SGEMM_PEEL", "0")
     assert not peeling.wants_peel(p, H200)
+    # forced: wherever the shape allows the cut, never where it does not
+    monkeypatch.setenv("SGEMM_PEEL", "always")
+    assert peeling.wants_peel(_canon(4097, 4095, 4093), H200)
+    assert not peeling.wants_peel(_canon(1023, 1025, 1021), H200)
+    assert not peeling.wants_peel(_canon(3001, 2999, 3003), H200)

@@ -65,6 +65,18 @@ def _run(case, seed=0):
     return cp.asnumpy(out).view(np.uint32), dt
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _model_choices():
+    """The model's plans only: a measured choice (sgemm/measure.py) times the
+    candidates whose kernels are at hand, which the bundle and an empty
+    NVRTC cache differ in, so two runs could pick different plans and the
+    bits would differ for that reason, not the kernels'."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SGEMM_AUTOTUNE", "0")
+    yield
+    mp.undo()
+
+
 def _fresh(monkeypatch, cache_dir):
     """Forget every compiled and loaded kernel and every cached plan."""
     from sgemm import plan_cache
