@@ -334,6 +334,9 @@ CLAIMS: tuple[Claim, ...] = (
            "first-call-standin-cpu-2026-11-26.log"),
           "python bench/probes/launch_cost.py; bash scripts/host_overhead_probe.sh",
           ("docs/notes/first-call.md", "docs/first-call.md", "sgemm/runtime/cu.py")),
+    Claim("wheel", "The wheel with its kernel bundle: size, kernels per arch, build time",
+          ("wheel-cpu-2026-11-26.log",), "pip wheel --no-deps --no-build-isolation .",
+          ("docs/first-call.md",)),
     Claim("eager-probe", "Host cost of each entry point and of the cached path's pieces at "
           "64³: the judge's list beside cupy.matmul and torch.matmul in one process, main and "
           "the cached-path changes A/B (2026-11-26), and the ctypes-launch experiment "
