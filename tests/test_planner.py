@@ -159,3 +159,15 @@ def test_a_split_deeper_than_k_predicts_one_short_launch():
     d = cost.predict(spec, spec.configs["medium"].replace(split_k=2), prob(64, 64, 7), H100,
                      cost.calibration(H100))
     assert d["total"] > 0 and d["launches"] == 2 and d["kslice"] == 7
+
+
+def test_an_unreachable_chain_limit_keeps_the_shortest_chains():
+    """968x31x169699: 256 slices are 663 deep, over the 512 limit of a
+    skinny output; the candidates kept are those with the shortest slices
+    any of them reaches, not every candidate (5280-deep ones ran 0.41x
+    cuBLAS on the H100)."""
+    p = prob(31, 968, 169699)
+    cands = planner.candidates(p, H100, "ieee")
+    shortest = min(planner._slice(c, p) for c in cands)
+    assert shortest > planner.acc_slice(p, H100)
+    assert all(planner._slice(c, p) == shortest for c in cands)
