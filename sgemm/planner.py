@@ -31,7 +31,8 @@ its error about twice below a chain of the same K (H100 judge, 2026-11-26:
 8x32000x8192 NT ran one 4096-deep slice at 1.15e-6 against cuBLAS's 5.4e-7;
 8x128256x1024 NT one 1024 chain at 5.7e-7 against 2.9e-7), and splitting
 there costs little (the partial slices are a small output's), so slices
-stay <= 512.  Splits keep slices >= ``MIN_SLICE`` deep.
+stay <= 1024 there too (512 measured 0.4-0.5x cuBLAS on skinny deep-K
+problems whose fastest plans slice 544 deep: docs/notes/dispatch.md).  Splits keep slices >= ``MIN_SLICE`` deep.
 
 Only configs the calibration knows are considered (an uncalibrated config
 has no rate to predict with); the precision's own kernel is always there.
@@ -57,7 +58,7 @@ SMALL_FLOPS = 2 * 1024 ** 3   # per batch entry: the small-problem tiles are wei
 MIN_SLICE = 128          # shallower slices cost more in reduction than they add in blocks
 ACC_SLICE = 4096         # longest FP32 accumulation chain (error ~1.8e-8 sqrt(slice) ~ 1.1e-6)
 ACC_SLICE_SMALL = 1024   # ... where the output has fewer 128x128 tiles than SMs
-ACC_SLICE_SKINNY = 512   # ... where the output has 64 or fewer rows or columns
+ACC_SLICE_SKINNY = 1024  # ... where the output has 64 or fewer rows or columns
 FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide", "tall", "tall64", "rect",
                                  "rect_t"),
               "tile": ("large", "medium", "small")}
@@ -291,11 +292,12 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
     if packed is not None and os.environ.get("SGEMM_PACK") == "always":
         out = [c for c in out if c.pack] or out      # forced, for tests and A/B runs
     # where no candidate's slices are that short (K past 256 slices of the
-    # limit), the shortest any candidate reaches is the limit: dropping the
-    # constraint instead let 968x31x169699 run 5280-deep slices at 0.41x
-    # cuBLAS's speed (H100 judge, 2026-11-26), where 663-deep ones were there
+    # limit), half again the shortest any candidate reaches is the limit
+    # (slices round to each tile's BK): dropping the constraint instead let
+    # 968x31x169699 run 5280-deep slices at 0.41x cuBLAS's speed under a
+    # 512 limit (H100 judge, 2026-11-26), where 663-deep ones were there
     slices = [_slice(c, prob) for c in out]
-    acc = max(acc_slice(prob, dev), min(slices, default=0))
+    acc = max(acc_slice(prob, dev), 1.5 * min(slices, default=0))
     accurate = [c for c, sl in zip(out, slices) if sl <= acc]
     if accurate and len(accurate) < len(out):
         out = accurate
