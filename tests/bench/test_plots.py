@@ -57,7 +57,7 @@ def test_suite_plot_from_a_committed_run(tmp_path):
     shape; rows without a ratio (failed or skipped) are left out."""
     import json
     src = Path(__file__).parents[2] / "bench" / "results" / \
-        "suite-h100-2026-11-25.json"
+        "suite-h100-2026-11-26.json"
     doc = json.loads(src.read_text())
     doc["rows"].append({"shape": "1x1x1", "error": "test"})
     out = plots.plot_suite(doc, tmp_path / "suite-ratio.png")
