@@ -67,6 +67,16 @@ _loaded: set = set()
 _given_up: set = set()      # (device, shape key): measuring failed or cannot fit; not retried
 
 
+def forget() -> None:
+    """Drop this process's measured choices, its record of what was read
+    from the cache directory and of what gave up (the files stay)."""
+    with _lock:
+        dispatch._measured.clear()
+        _loaded.clear()
+        _given_up.clear()
+    dispatch.forget_memo()
+
+
 def enabled() -> bool:
     return os.environ.get("SGEMM_AUTOTUNE", "1") not in ("0", "off", "no", "")
 

@@ -39,13 +39,9 @@ def clean(monkeypatch, tmp_path):
     monkeypatch.delenv("SGEMM_AUTOTUNE", raising=False)
     monkeypatch.setattr(measure, "allocate_workspace",
                         lambda n, dev, zero_floats=0: (object(), 5 * BASE))
-    for reset in (dispatch._measured.clear, measure._loaded.clear, measure._given_up.clear,
-                  dispatch.forget_memo):
-        reset()
+    measure.forget()
     yield
-    for reset in (dispatch._measured.clear, measure._loaded.clear, measure._given_up.clear,
-                  dispatch.forget_memo):
-        reset()
+    measure.forget()
 
 
 def fake_build(seen):
@@ -125,9 +121,7 @@ def test_choice_is_saved_and_a_new_process_reuses_it_without_timing(tmp_path):
     assert len(files) == 1
     (entry,) = json.loads(files[0].read_text())["entries"].values()
     assert entry["kernel"] == fast[0] and entry["us"] < entry["model_pick_us"]
-    dispatch._measured.clear()          # a new process: nothing in memory
-    measure._loaded.clear()
-    dispatch.forget_memo()
+    measure.forget()                    # a new process: nothing in memory
 
     def never(launches, reps):
         raise AssertionError("a saved choice must not be measured again")
@@ -144,9 +138,7 @@ def test_a_saved_entry_this_version_cannot_run_is_ignored(tmp_path):
     for e in data["entries"].values():
         e["kernel"] = "no_such_kernel"
     path.write_text(json.dumps(data))
-    dispatch._measured.clear()
-    measure._loaded.clear()
-    dispatch.forget_memo()
+    measure.forget()
     calls = []
     measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by({}, 1e-3, calls))
     assert calls, "an unusable entry is measured again"

@@ -20,13 +20,9 @@ def fresh(monkeypatch, tmp_path):
     monkeypatch.setenv("SGEMM_TUNED", "0")
     monkeypatch.setattr(measure, "_path", lambda dev: tmp_path / "measured.json")
     monkeypatch.setattr(measure, "ready", lambda c, prob, dev, precision: True)   # compile what is timed
-    for reset in (dispatch._measured.clear, measure._loaded.clear, measure._given_up.clear,
-                  dispatch.forget_memo):
-        reset()
+    measure.forget()
     yield
-    for reset in (dispatch._measured.clear, measure._loaded.clear, measure._given_up.clear,
-                  dispatch.forget_memo):
-        reset()
+    measure.forget()
 
 
 def reference(a, b, c0, alpha, beta):
