@@ -4,7 +4,8 @@ with its predicted time (cost.py); ``choose`` takes the fastest.
 A candidate is a kernel spec, its tile parameters and a K split:
 
 * FP32 FFMA families: rung 9's tiles (``double_buffer``: 256x128, 128x128,
-  64x64, 32x256), the tile template's (``tile``: 128x128, 64x64, 32x32) and
+  128x64, 64x128, 64x64, 32x256, and 128x32, 256x64 along a small n), the
+  tile template's (``tile``: 128x128, 64x64, 32x32) and
   its small-problem tiles (``small``), each with K split S ways through a
   workspace and an ordered reduction (deterministic); the gemv kernels for
   m or n <= 16; on sm_90, K split inside thread-block clusters
