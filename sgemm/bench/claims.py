@@ -316,7 +316,9 @@ CLAIMS: tuple[Claim, ...] = (
           "(8x32000x8192 NT, 4096-deep slices) at 2.12x cuBLAS's error, the evidence for the "
           "limit", tuple(f"judge-before-skinny-limit-h100-2026-11-26-{s}.json" for s in "abc"),
           "bash scripts/gpu_session.sh prebuild judge judge judge; run on commit 8b2ce19",
-          ("docs/notes/dispatch.md", "sgemm/planner.py")),
+          ("docs/notes/dispatch.md", "sgemm/planner.py"),
+          note="the limit's predicted cost on their skinny rows: python "
+          "bench/probes/skinny_limit_cost.py"),
     Claim("judge-untuned", "Random problems, the cost model alone (`SGEMM_TUNED=0`): "
           "FP32 geometric mean", ("judge-untuned-h100-2026-11-26.json",),
           "SGEMM_TUNED=0 python judge.py --precisions ieee --no-eager", ("README.md",),
