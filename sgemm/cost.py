@@ -65,6 +65,11 @@ class Machine:
     launch_gap: float = 1.5e-6    # GPU time between two dependent launches
     host_base: float = 9e-6       # host seconds of a cached call (one launch)
     host_per_launch: float = 4.5e-6
+    sm_stream: float = 1.2        # DRAM bandwidth one gemv block's SM streams at most, in
+                                  # shares of bw / SMs, so a grid on few SMs cannot reach
+                                  # bw: 34 blocks of 1x1066x13617 NT read 58 MB in 70 us on
+                                  # the H100 (24 GB/s an SM, 1.2 shares; small-output-
+                                  # deepk-h100-2026-11-26.json) where bw alone said 22 us
 
 
 # The rate of a config no calibration knows; the planner weighs such a
@@ -284,6 +289,8 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
         comp += compute_time(blocks // full, flops * tail / kslice, per_sm, dev.sm_count, F,
                              min(r.q_sat, per_sm), r.t0) + cal.machine.launch_gap
     mem = memory_time(prob, s, two, bw, 1.0 if spec.aligned_for(prob) else r.store, r.mem)
+    if spec.extra.get("scheme") == "gemv":     # streaming blocks: few of them cannot reach bw
+        mem /= min(1.0, cal.machine.sm_stream * min(blocks, dev.sm_count) / dev.sm_count)
     n_launch = (1 + prob.batch + (prob.batch if tail else 0)) if two else 1
     red = reduction_time(prob, s, bw, cal.machine) if two else 0.0
     gpu = max(comp, mem) + red

@@ -81,7 +81,7 @@ def wants_pack(prob: Problem, precision: str = "ieee", spec=None, params=None) -
     if spec is not None and (not spec.vector_loads or spec.precision != "ieee"
                              or spec.extra.get("scheme") in ("gemv", "cluster")):
         return False
-    if min(prob.m, prob.n, prob.k) < 64:       # gemv and thin shapes: never worth it
+    if min(prob.m, prob.n) < 64:       # gemv and thin outputs: never worth it
         return False
     from .cost import WORKSPACE_MAX_BYTES
     nbytes = extra_bytes(prob)

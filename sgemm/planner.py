@@ -8,7 +8,9 @@ A candidate is a kernel spec, its tile parameters and a K split:
   tile template's (``tile``: 128x128, 64x64, 32x32) and
   its small-problem tiles (``small``), each with K split S ways through a
   workspace and an ordered reduction (deterministic); the gemv kernels for
-  m or n <= 16; on sm_90, K split inside thread-block clusters
+  m or n <= 16 (gemv's K split the same way where its row strips give
+  few blocks: cost.py caps what few SMs stream); on sm_90, K split inside
+  thread-block clusters
   (``db_cluster``, ``splitk_cluster``).  Unaligned operands may also be
   copied to aligned ones first (the pack scheme) where that is predicted
   faster.
@@ -272,8 +274,7 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
         if spec.extra.get("cluster") and (math.ceil(prob.m / p.BM) * math.ceil(prob.n / p.BN)
                                           >= dev.sm_count):
             continue        # K split in clusters exists to fill a wave that tiles cannot
-        two = cost.two_launch_split(spec, p.replace(split_k=2)) and spec.extra.get(
-            "scheme") != "gemv"
+        two = cost.two_launch_split(spec, p.replace(split_k=2))
         for s in _splits(prob, p, dev) if two else [p.split_k]:
             q = p.replace(split_k=s) if two else p
             d = cost.predict(spec, q, prob, dev, cal)

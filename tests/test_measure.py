@@ -188,3 +188,19 @@ def test_a_choice_measured_with_packing_forced_is_not_reused_without(monkeypatch
     k_forced = dispatch.shape_key(DEEP, "ieee")
     monkeypatch.delenv("SGEMM_PACK")
     assert dispatch.shape_key(DEEP, "ieee") != k_forced
+
+
+def test_no_candidate_starts_past_the_wall_budget(monkeypatch):
+    """Measuring stops starting candidates once WALL_S of host time is
+    spent (module loads and workspaces cost more than the launches): the
+    untimed ones cannot be chosen, and the count timed is recorded."""
+    monkeypatch.setattr(measure, "WALL_S", 0.0)
+    calls = []
+    short = measure.shortlist(DEEP, H100, "ieee")
+    assert len(short) >= 2
+    fast = {name(short[1]): 1e-9}       # the runner-up would win if it were timed
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by(fast, 1e-3, calls))
+    assert len(calls) == 1
+    assert chosen(DEEP) == name(short[0])
+    entry = next(iter(json.loads(measure._path(H100).read_text())["entries"].values()))
+    assert entry["timed"] == 1

@@ -172,3 +172,14 @@ def test_an_unreachable_chain_limit_keeps_the_shortest_chains():
     shortest = min(planner._slice(c, p) for c in cands)
     assert shortest > planner.acc_slice(p, H100)
     assert all(planner._slice(c, p) <= 1.5 * shortest for c in cands)
+
+
+@pytest.mark.parametrize("m,n,ta,tb", [(1066, 1, True, False), (1, 1066, False, False)])
+def test_gemv_splits_k_when_its_blocks_are_few(m, n, ta, tb):
+    """A 1066-long matrix-vector product gives gemv 34 blocks of 32 rows:
+    one SM each cannot stream the 58 MB (70 us measured against 33 at four
+    slices), so the plan splits K; 8192 rows fill the SMs and do not."""
+    few = planner.candidates(prob(m, n, 13617, ta, tb), H100, "ieee")[0]
+    assert few.spec.name == "gemv" and few.params.split_k > 1, few.describe()
+    many = planner.candidates(prob(8192, 1, 4096, True, False), H100, "ieee")[0]
+    assert many.spec.name == "gemv" and many.params.split_k == 1, many.describe()

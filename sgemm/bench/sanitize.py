@@ -65,7 +65,19 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "db_cluster@big", "gemv@m2r", "gemv@n4k", "gemv@m4r", "gemv@n8k", "gemv@m8r",
          "gemv@n16k", "double_buffer@tall", "double_buffer@tall64", "double_buffer@rect",
-         "double_buffer@rect_t")
+         "double_buffer@rect_t", "gemv@n1k/s3", "gemv@m2r/s2", "gemv@n4r/s4", "gemv@m1k/s2")
+# gemv's K split (KERNEL@CONFIG/sS: the two-launch split-K path, S slices of
+# its 1024-deep Y chunks): deep enough for several slices and a remainder.
+GEMV_DEEP = [
+    dict(tag="gemv-deep-n", m=65, n=1, k=3100, ta=False, tb=False, orders="CCC", pad=0, off=1,
+         alpha=1.0, beta=0.5),
+    dict(tag="gemv-deep-nT", m=129, n=3, k=2500, ta=True, tb=True, orders="FCF", pad=1, off=0,
+         alpha=-1.0, beta=0.0),
+    dict(tag="gemv-deep-m", m=2, n=63, k=2049, ta=False, tb=True, orders="CFC", pad=0, off=2,
+         alpha=1.0, beta=0.25),
+    dict(tag="gemv-deep-mT", m=1, n=17, k=4097, ta=True, tb=False, orders="FFF", pad=1, off=1,
+         alpha=2.0, beta=0.0),
+]
 
 
 # -- the case set -------------------------------------------------------------------------
@@ -110,6 +122,11 @@ GLOBAL = [
          alpha=1.0, beta=0.5, kernel="auto", env={"SGEMM_PACK": "always"}),
     dict(tag="pack-T", m=65, n=130, k=127, ta=True, tb=True, orders="FCF", pad=3, off=2,
          alpha=-1.5, beta=0.0, kernel="auto", env={"SGEMM_PACK": "always"}),
+    # ... and with K of a few (output-bound products: the copies are small)
+    dict(tag="pack-k3", m=128, n=68, k=3, ta=False, tb=False, orders="FFF", pad=0, off=1,
+         alpha=1.0, beta=0.5, kernel="auto", env={"SGEMM_PACK": "always"}),
+    dict(tag="pack-k5T", m=64, n=132, k=5, ta=True, tb=True, orders="CCF", pad=1, off=0,
+         alpha=1.0, beta=0.0, kernel="auto", env={"SGEMM_PACK": "always"}),
 ]
 
 
@@ -124,14 +141,19 @@ def _force_named(p, name):
     from sgemm.kernels import registry, schemes
     from sgemm.plan import direct_launches
     kernel, cfg = name.split("@")
+    cfg, _, split = cfg.partition("/s")
     spec = registry.get(kernel)
-    q = spec.configs[cfg]
+    q = spec.configs[cfg].replace(split_k=int(split or 1))
     if kernel == "db_cluster":
         q = q.replace(split_k=max(1, schemes.db_cluster_split(p.problems[0], q,
                                                               p.device.sm_count)))
     why = spec.can_implement(q, p.device.smem_optin)
     if why:
         raise ValueError(f"{name}: {why}")
+    if q.split_k > 1:
+        from sgemm.tune import launches_for
+        p.params, p.launches = q, launches_for(spec, q, p.problems, p.device)
+        return
     p.params, p.launches = q, direct_launches(p.problems, spec, q, p.device)
 
 
@@ -141,6 +163,10 @@ def all_cases(quick: bool = False) -> list[dict]:
         mine = base_cases() + EXTRA
         if name in ("splitk", "auto", "auto:tf32x3"):    # tf32x3's deep K: 3xTF32 split-K
             mine = mine + [DEEP_K]
+        if "/s" in name:
+            mine = GEMV_DEEP
+        elif name in ("auto", "auto:tf32x3"):
+            mine = mine + GEMV_DEEP
         if quick:
             mine = mine[::3]
         for c in mine:

@@ -242,9 +242,15 @@ SPLITK = _tile_spec(32, "splitk", "scheme split-K: slices to a workspace + order
                     SPLITK_CONFIGS, "splitk", choose_splitk)
 
 
+SPLIT_UNIT_MAX = 256    # gemv's 1024-deep Y chunks as the unit made 1337x1x12224 three
+                        # slices of 5120 + 1984 (84 blocks, then 42; H100: 36.7 us against
+                        # cuBLAS's 25.3); its loop takes a short last chunk
+
+
 def split_slices(k: int, split_k: int, bk: int) -> tuple[int, int, int]:
-    """(slice depth kc, full slices, remainder): kc is a multiple of bk (and of
-    4, so slice offsets keep float4 alignment); the remainder, if any, is one
+    """(slice depth kc, full slices, remainder): kc is a multiple of bk, or of
+    SPLIT_UNIT_MAX where bk is deeper (and of 4, so slice offsets keep float4
+    alignment); the remainder, if any, is one
     more, shorter slice -- a second launch after the full slices, so its depth
     adds to theirs.  Of kc rounded up and kc rounded down, the one with the
     shorter kc + remainder: rounding up alone turned 1021 / 2 into 512 + 509
@@ -257,7 +263,7 @@ def split_slices(k: int, split_k: int, bk: int) -> tuple[int, int, int]:
     + 576, whose remainder launch took as long as the 63 slices (44x18x40896
     on the H100: 13.1 + 11.7 us)."""
     split_k = max(1, min(split_k, k))
-    unit = max(bk, 4)
+    unit = max(min(bk, SPLIT_UNIT_MAX), 4)
 
     def cut(kc):
         full = k // kc

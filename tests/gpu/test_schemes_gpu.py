@@ -316,3 +316,26 @@ def test_autotune_one_plan(tmp_path, monkeypatch):
     assert rel_err(out, ref) < _tol(5000)
     assert dispatch.user_table_path(p.device).exists()
     dispatch.forget_tables()
+
+
+@pytest.mark.parametrize("m,n,k,ta,tb", [(1066, 1, 13617, False, False),
+                                         (1, 1066, 13617, False, True),
+                                         (1337, 1, 12223, False, False)])
+def test_auto_gemv_splits_k_over_few_blocks(m, n, k, ta, tb, monkeypatch):
+    """A matrix-vector product whose big side gives gemv few blocks splits K
+    (the two-launch path, ordered reduction): deterministic and accurate.
+    The model's choice (the measured one may differ)."""
+    monkeypatch.setenv("SGEMM_AUTOTUNE", "0")
+    rng = np.random.default_rng(m + n + k)
+    ha = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    hb = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+    a, b = cp.asarray(ha), cp.asarray(hb)
+    c = cp.full((m, n), cp.nan, cp.float32)
+    p = sgemm.plan(a, b, c, trans_a=ta, trans_b=tb)
+    assert p.kernel.name == "gemv" and p.params.split_k > 1, p
+    outs = [p.execute().copy() for _ in range(3)]
+    assert all(bool((o == outs[0]).all()) for o in outs)
+    A = ha.T if ta else ha
+    B = hb.T if tb else hb
+    ref = A.astype(np.float64) @ B.astype(np.float64)
+    assert rel_err(outs[0], ref) < _tol(k)
