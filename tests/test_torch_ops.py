@@ -605,6 +605,7 @@ def direct_on_cpu(monkeypatch, emulated):
     every redispatch below autograd is recorded."""
     from sgemm.torch import ops
     monkeypatch.setattr(ops, "_DIRECT_KEY", torch._C.DispatchKey.CPU)
+    monkeypatch.setattr(ops, "_direct_memo", {})      # decided for CUDA until now
     seen = []
     real = ops._redispatch
     monkeypatch.setattr(ops, "_redispatch", lambda op, ks, args: (seen.append(op), real(op, ks, args))[1])
