@@ -117,7 +117,11 @@ def _torch_new(tag, a, b, extra, slow, args, bias=None):
     and ``extra``: a hit reads a and b (and bias), allocates the output with
     torch.empty and launches; anything else runs ``slow(*args)``, which does
     the operator's own checks and returns (plan or None, out): the plan is
-    cached only when it was built on a and b themselves."""
+    cached only when it was built on a and b themselves.  Without a bias,
+    call_torch2 (the same key and entries, its steps written out for two
+    2-D tensors; anything else goes on to call)."""
+    if bias is None:
+        return plan_cache.call_torch2(tag, a, b, extra, slow, args)
     return plan_cache.call(tag, (a, b), extra, None, slow, args, bias=bias)
 
 

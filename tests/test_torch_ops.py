@@ -605,6 +605,7 @@ def direct_on_cpu(monkeypatch, emulated):
     every redispatch below autograd is recorded."""
     from sgemm.torch import ops
     monkeypatch.setattr(ops, "_DIRECT_KEY", torch._C.DispatchKey.CPU)
+    monkeypatch.setattr(ops, "_direct_memo", {})      # decided for CUDA until now
     seen = []
     real = ops._redispatch
     monkeypatch.setattr(ops, "_redispatch", lambda op, ks, args: (seen.append(op), real(op, ks, args))[1])
@@ -644,3 +645,55 @@ def test_op_defaults_dropped_by_the_dispatcher_are_restored(direct_on_cpu):
     a, b = _r(5, 3), _r(3, 4)
     torch.ops.sgemm.mm(a, b).sum().backward()          # precision left at its default
     assert a.grad is not None and b.grad is not None
+
+
+def test_direct_route_is_decided_once_per_keyset(direct_on_cpu):
+    """ops._direct is memoized on the keyset's raw value: plain tensors are
+    decided direct, a FakeTensor's keyset (Python key) not, each once."""
+    from sgemm.torch import ops
+    with torch.no_grad():
+        torch.ops.sgemm.mm(torch.randn(5, 3), torch.randn(3, 4), "ieee")
+        torch.ops.sgemm.mm(torch.randn(5, 3), torch.randn(3, 4), "ieee")
+    assert list(ops._direct_memo.values()) == [True]
+    with FakeTensorMode():
+        torch.ops.sgemm.mm(torch.empty(5, 3), torch.empty(3, 4))
+    assert sorted(ops._direct_memo.values()) == [False, True]
+    assert len(direct_on_cpu) == 1               # the fake call alone redispatched
+
+
+class _Twice(torch.autograd.Function):
+    """2x, recording each call of its own apply (Function.apply's route)."""
+    routed = []
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, g):
+        return 2 * g
+
+    @classmethod
+    def apply(cls, *args):
+        cls.routed.append(args)
+        return super().apply(*args)
+
+
+def test_apply_skips_function_apply_only_where_it_may(monkeypatch):
+    """ops.apply calls the C entry of Function.apply for plain inputs with
+    no functorch transform active (same node, same gradient), and
+    Function.apply itself under a transform or for a functorch wrapper."""
+    from sgemm.torch import ops
+    assert ops.apply is ops._apply_c             # this torch has the names it needs
+    _Twice.routed = []
+    x = _r(3)
+    y = ops.apply(_Twice, x)
+    y.sum().backward()
+    assert _Twice.routed == [] and type(y.grad_fn).__name__ == "_TwiceBackward"
+    torch.testing.assert_close(x.grad, torch.full((3,), 2.0))
+    monkeypatch.setattr(ops, "_functorch_active", lambda: True)
+    ops.apply(_Twice, x)
+    monkeypatch.setattr(ops, "_functorch_active", lambda: False)
+    monkeypatch.setattr(ops, "_wrapped", lambda t: True)
+    ops.apply(_Twice, x)
+    assert len(_Twice.routed) == 2

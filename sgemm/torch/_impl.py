@@ -28,6 +28,7 @@ import torch
 
 from .. import api as _api
 
+DEFAULT_PRECISION = "tf32x3"       # the operators' (ops.py); sgemm.gemm's is "ieee"
 _PLAIN = torch.Tensor
 _PARAM = torch.nn.Parameter
 _F32 = torch.float32
@@ -154,16 +155,21 @@ def _f32(what, name, x):
         raise TypeError(f"sgemm.{what}: {name} has dtype {x.dtype}; sgemm computes in float32")
 
 
-def mm(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+# mm, bmm, addmm and linear are the operators' CUDA kernels themselves
+# (ops.py), so they carry the schemas' defaults.
+def mm(a: torch.Tensor, b: torch.Tensor, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
+    """a @ b for 2-D float32 CUDA tensors."""
     return _api._torch_new("torch.mm", a, b, precision, _mm_slow, (a, b, precision))
 
 
-def bmm(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+def bmm(a: torch.Tensor, b: torch.Tensor, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
+    """Batched a @ b for 3-D float32 CUDA tensors of one batch size."""
     return _api._torch_new("torch.bmm", a, b, precision, _bmm_slow, (a, b, precision))
 
 
-def addmm(input: torch.Tensor, a: torch.Tensor, b: torch.Tensor, beta: float,
-          alpha: float, precision: str) -> torch.Tensor:
+def addmm(input: torch.Tensor, a: torch.Tensor, b: torch.Tensor, beta: float = 1.0,
+          alpha: float = 1.0, precision: str = DEFAULT_PRECISION) -> torch.Tensor:
+    """beta * input + alpha * a @ b, input broadcast to the product's shape."""
     _shapes("addmm", a, b, 2)
     _f32("addmm", "input", input)
     out = torch.empty((a.shape[0], b.shape[1]), dtype=_F32, device=a.device)
@@ -198,9 +204,13 @@ def _linear2_slow(x, weight, bias, precision, activation):
     return _new_slow(x, weight, precision, True, bias, activation)
 
 
-def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-           precision: str, activation: str | None = None) -> torch.Tensor:
-    """activation(x @ weight.T + bias), bias and activation fused."""
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
+           precision: str = DEFAULT_PRECISION, activation: str | None = None) -> torch.Tensor:
+    """activation(x @ weight.T + bias) (``torch.nn.functional.linear``, then
+    the activation: None, "relu", "gelu" (erf), "gelu_tanh" or "silu"), bias
+    and activation fused into the GEMM; x of shape (..., in).  The
+    activation's name is checked on a plan-cache miss (a hit implies a name
+    that passed)."""
     # weight goes in as it is with trans_b (the same canonical problem as the
     # weight.t() view, without building that view), and a 2-D x needs no
     # reshape of x or view of out: each view is about 1 us of host time

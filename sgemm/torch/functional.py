@@ -31,6 +31,7 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _T, _P = _PLAIN
 _compiling = torch.compiler.is_compiling
 _grad_on = torch.is_grad_enabled
+_apply = ops.apply          # Function.apply without its Python layer where that is safe
 
 ACTIVATIONS = {
     None: None,
@@ -138,12 +139,12 @@ def _product(what, fn, impl, op, a, b, precision):
     if ((ta is _T or ta is _P) and (tb is _T or tb is _P) and a.is_cuda and b.is_cuda
             and not _compiling()):
         if _grad_on() and (a.requires_grad or b.requires_grad):
-            return fn.apply(a, b, precision)
+            return _apply(fn, a, b, precision)
         return impl(a, b, precision)
     if not _eager(what, a, b):
         return op(a, b, precision)
     if _grad(a, b):
-        return fn.apply(a, b, precision)
+        return _apply(fn, a, b, precision)
     return impl(a, b, precision)
 
 
@@ -165,7 +166,7 @@ def addmm(input, a, b, *, beta=1.0, alpha=1.0, precision=DEFAULT_PRECISION):
     if not _eager("addmm", input, a, b):
         return ops.addmm(input, a, b, beta, alpha, precision)
     if _grad(input, a, b):
-        return _AddMM.apply(input, a, b, beta, alpha, precision)
+        return _apply(_AddMM, input, a, b, beta, alpha, precision)
     return _impl.addmm(input, a, b, beta, alpha, precision)
 
 
@@ -191,6 +192,6 @@ def linear(x, weight, bias=None, *, precision=DEFAULT_PRECISION, activation=None
             return act(ops.linear(x, weight, bias, precision))
         return ops.linear(x, weight, bias, precision, activation)
     if grad:
-        y = _Linear.apply(x, weight, bias, precision)
+        y = _apply(_Linear, x, weight, bias, precision)
         return y if act is None else act(y)
     return _impl.linear(x, weight, bias, precision, activation)

@@ -38,7 +38,7 @@ from . import _grads, _impl
 
 NAMESPACE = "sgemm"
 PRECISIONS = ("ieee", "tf32x3", "tf32")
-DEFAULT_PRECISION = "tf32x3"
+DEFAULT_PRECISION = _impl.DEFAULT_PRECISION
 
 _lib = torch.library.Library(NAMESPACE, "DEF")
 _grad_on = torch.is_grad_enabled
@@ -77,10 +77,23 @@ def _check_ndim(what, name, x, n):
 
 
 # -- registration -----------------------------------------------------------------------
+def _direct_slow(keyset) -> bool:
+    d = _direct_memo[keyset.raw_repr()] = (
+        _BELOW_VIEW is not None
+        and (keyset & _BELOW_VIEW).highestPriorityTypeId() == _DIRECT_KEY)
+    return d
+
+
+# raw_repr() -> _direct: a keyset decides it alone, and a process sees few
+# keysets.  One call and a dict probe instead of building the masked keyset
+# and asking its highest key (three pybind calls and an object).
+_direct_memo: dict = {}
+
+
 def _direct(keyset) -> bool:
     """Nothing between autograd and the CUDA kernel for this keyset."""
-    return (_BELOW_VIEW is not None
-            and (keyset & _BELOW_VIEW).highestPriorityTypeId() == _DIRECT_KEY)
+    d = _direct_memo.get(keyset.raw_repr())
+    return _direct_slow(keyset) if d is None else d
 
 
 def _redispatch(op, keyset, args):
@@ -104,6 +117,39 @@ class _Spec:
     def full(self, args):
         n = len(args)
         return args if n == len(self.defaults) else args + self.defaults[n:]
+
+
+# autograd.Function.apply without its Python layer.  Function.apply (torch
+# 2.4-2.13) binds default arguments when setup_context is defined (ours is
+# not), unwraps dead functorch wrappers, and calls _C._FunctionBase.apply
+# when no functorch transform is active; custom_function_call otherwise.
+# The Python layer cost more than the node itself on the CPU machine (a
+# scratch timing of a trivial Function: 37 us against 18 us for the C
+# call, both cores busy; docs/notes/torch.md).  apply() calls the C entry
+# only where Function.apply would, for inputs that are no functorch wrapper
+# at all (a dead one is unwrapped there); anything else, or a torch without
+# these names, takes Function.apply itself.
+_c_apply = getattr(getattr(torch._C, "_FunctionBase", None), "__dict__", {}).get("apply")
+_functorch_active = getattr(torch._C, "_are_functorch_transforms_active", None)
+_wrapped = getattr(getattr(torch._C, "_functorch", None), "is_functorch_wrapped_tensor", None)
+_Tensor = torch.Tensor
+
+
+def _apply_py(fn, *args):
+    return fn.apply(*args)
+
+
+def _apply_c(fn, *args):
+    if _functorch_active():
+        return fn.apply(*args)
+    for t in args:
+        if isinstance(t, _Tensor) and _wrapped(t):
+            return fn.apply(*args)
+    return _c_apply.__get__(None, fn)(*args)
+
+
+apply = (_apply_c if _c_apply is not None and _functorch_active is not None
+         and _wrapped is not None else _apply_py)
 
 
 class _OpFunction(torch.autograd.Function):
@@ -139,8 +185,9 @@ def _register(name, schema, impl, defaults, fake, setup, backward):
 
     def _autograd_kernel(keyset, *args):
         if _grad_on() and _any_requires_grad(*args):
-            return _OpFunction.apply(spec, keyset, *spec.full(args))
-        if _direct(keyset):
+            return apply(_OpFunction, spec, keyset, *spec.full(args))
+        d = _direct_memo.get(keyset.raw_repr())        # _direct, inlined
+        if d or d is None and _direct_slow(keyset):
             return impl(*args)
         return _redispatch(op, keyset, args)
 
@@ -155,12 +202,8 @@ def _mm_setup(ctx, inputs, output):
     ctx.precision = precision
 
 
-def _product(name: str, nd: int, impl, grads, doc: str):
+def _product(name: str, nd: int, impl, grads):
     """Register ``sgemm::<name>(a, b, precision)``: a @ b of nd-D operands."""
-    def run(a, b, precision=DEFAULT_PRECISION):
-        return impl(a, b, precision)
-    run.__doc__ = doc
-
     def _fake(a, b, precision=DEFAULT_PRECISION):
         check_precision(precision)
         _check_ndim(name, "a", a, nd)
@@ -179,21 +222,17 @@ def _product(name: str, nd: int, impl, grads, doc: str):
         return (*grads(op, a, b, g, ctx.precision, ctx.needs_input_grad), None)
 
     op = _register(name, f'(Tensor a, Tensor b, str precision="{DEFAULT_PRECISION}") -> Tensor',
-                   run, (None, None, DEFAULT_PRECISION), _fake, _mm_setup, _backward)
+                   impl, (None, None, DEFAULT_PRECISION), _fake, _mm_setup, _backward)
     return op
 
 
-mm = _product("mm", 2, _impl.mm, _grads.mm_grads, "a @ b for 2-D float32 CUDA tensors.")
-bmm = _product("bmm", 3, _impl.bmm, _grads.bmm_grads,
-               "Batched a @ b for 3-D float32 CUDA tensors of one batch size.")
+# the CUDA kernels are _impl's functions themselves (defaults included: the
+# dispatcher drops trailing arguments equal to them): no wrapper frame a call
+mm = _product("mm", 2, _impl.mm, _grads.mm_grads)           # a @ b, 2-D
+bmm = _product("bmm", 3, _impl.bmm, _grads.bmm_grads)       # batched a @ b, 3-D, one batch size
 
 
 # -- addmm ----------------------------------------------------------------------------
-def _addmm_cuda(input, a, b, beta=1.0, alpha=1.0, precision=DEFAULT_PRECISION):
-    """beta * input + alpha * a @ b, input broadcast to the product's shape."""
-    return _impl.addmm(input, a, b, beta, alpha, precision)
-
-
 def _addmm_fake(input, a, b, beta=1.0, alpha=1.0, precision=DEFAULT_PRECISION):
     check_precision(precision)
     _check_ndim("addmm", "a", a, 2)
@@ -226,7 +265,7 @@ def _addmm_backward(ctx, g):
 
 
 addmm = _register("addmm", "(Tensor input, Tensor a, Tensor b, float beta=1., float alpha=1., "
-                           f'str precision="{DEFAULT_PRECISION}") -> Tensor', _addmm_cuda,
+                           f'str precision="{DEFAULT_PRECISION}") -> Tensor', _impl.addmm,
                   (None, None, None, 1.0, 1.0, DEFAULT_PRECISION), _addmm_fake, _addmm_setup,
                   _addmm_backward)
 
@@ -240,15 +279,6 @@ def check_activation(activation):
         names = ", ".join(repr(k) for k in ACTIVATION_NAMES)
         raise ValueError(f"activation={activation!r}: choose one of {names}")
     return activation
-
-
-def _linear_cuda(x, weight, bias=None, precision=DEFAULT_PRECISION, activation=None):
-    """activation(x @ weight.T + bias) (``torch.nn.functional.linear``, then
-    the activation: None, "relu", "gelu" (erf), "gelu_tanh" or "silu"), bias
-    and activation fused into the GEMM; x of shape (..., in).  The
-    activation's name is checked by _impl.linear on a plan-cache miss (a hit
-    implies a name that passed)."""
-    return _impl.linear(x, weight, bias, precision, activation)
 
 
 def _linear_fake(x, weight, bias=None, precision=DEFAULT_PRECISION, activation=None):
@@ -296,5 +326,5 @@ def _linear_backward(ctx, g):
 
 linear = _register("linear", f'(Tensor x, Tensor weight, Tensor? bias=None, str precision='
                              f'"{DEFAULT_PRECISION}", str? activation=None) -> Tensor',
-                   _linear_cuda, (None, None, None, DEFAULT_PRECISION, None), _linear_fake,
+                   _impl.linear, (None, None, None, DEFAULT_PRECISION, None), _linear_fake,
                    _linear_setup, _linear_backward)

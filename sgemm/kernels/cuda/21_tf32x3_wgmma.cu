@@ -269,15 +269,32 @@ __device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], bool ffma
             if (r < M && c < N)
                 sg::store_c(C, (long long)c * ldc + r, acc[4 * b + q], alpha, beta);
         }
-    if (!ep.code) return;  // the epilogue in a rolled second pass (common.cuh, epi_pass4)
+    // The epilogue in a rolled second pass (common.cuh, epi_pass4), U column
+    // groups at a time: their 4U elements are read back together, then
+    // finished and written (one element group per L2 round trip left the pass
+    // latency-bound: ~40 us of a 2048x768->3072 layer on the H100).
+    if (!ep.code) return;
+    constexpr int NB = BN / 8, U = NB % 4 == 0 ? 4 : NB % 2 == 0 ? 2 : 1;
 #pragma unroll 1
-    for (int b = 0; b < BN / 8; ++b)
+    for (int b0 = 0; b0 < NB; b0 += U) {
+        float x[U][4];
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            const int r = cm0 + warp * 16 + g + (q >= 2 ? 8 : 0);
-            const int c = n0 + b * 8 + 2 * t + (q & 1);
-            if (r < M && c < N) sg::epi_at(C + (long long)c * ldc + r, ep, r, c);
-        }
+        for (int b = 0; b < U; ++b)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int r = cm0 + warp * 16 + g + (q >= 2 ? 8 : 0);
+                const int c = n0 + (b0 + b) * 8 + 2 * t + (q & 1);
+                if (r < M && c < N) x[b][q] = C[(long long)c * ldc + r];
+            }
+#pragma unroll
+        for (int b = 0; b < U; ++b)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int r = cm0 + warp * 16 + g + (q >= 2 ? 8 : 0);
+                const int c = n0 + (b0 + b) * 8 + 2 * t + (q & 1);
+                if (r < M && c < N) C[(long long)c * ldc + r] = ep(x[b][q], r, c);
+            }
+    }
 }
 
 // SWZ: block raster.  SWZ = 1: blockIdx.x is the m-tile.  SWZ = G > 1: the

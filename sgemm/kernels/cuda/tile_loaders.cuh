@@ -332,22 +332,52 @@ __device__ __forceinline__ void mma_ktile(const float* __restrict__ As,
 
 // The epilogue pass (common.cuh, epi_pass4) over the elements store_tile
 // stored.  Not inlined: inlined, rung 9's 128x128 tile on sm_80 (capped at
-// 128 registers for two blocks per SM) spilled 44 bytes.
-template <int TM, int TN, int SA, int SB, bool EDGE, bool OWN>
+// 128 registers for two blocks per SM) spilled 44 bytes.  A column's TM
+// elements are read back together (float4s where store_tile wrote float4s),
+// then finished and written: one L2 round trip per column, not one per four
+// elements (the pass was latency-bound: a 2048x768->3072 layer took ~75 us
+// more with bias + GELU than without on the H100, docs/notes/torch.md).
+template <int TM, int TN, int SA, int SB, bool ALIGNED, bool EDGE, bool OWN>
 __device__ __noinline__ void epi_tile(float* __restrict__ C, long long ldc, int m0, int n0,
                                       int M, int N, Epi ep, int mlo, int nlo) {
+    constexpr int G = TM / 4;
+    constexpr bool VEC = ALIGNED && !EDGE;
     for (int jt = 0; jt < TN / 4; ++jt)
         for (int v = 0; v < 4; ++v) {
             const int n = n0 + jt * SB + v;
             if (EDGE ? n >= N : (OWN && n < nlo)) continue;
             float* col = C + (long long)n * ldc;
-            for (int it = 0; it < TM / 4; ++it) {
+            float x[G][4];
+            bool ok[G][4];
+#pragma unroll
+            for (int it = 0; it < G; ++it) {
                 const int m = m0 + it * SA;
-                if (EDGE)
-                    epi_pass4(col, m, n, ep, m < M, m + 1 < M, m + 2 < M, m + 3 < M);
-                else
-                    epi_pass4(col, m, n, ep, !OWN || m >= mlo, !OWN || m + 1 >= mlo,
-                              !OWN || m + 2 >= mlo, !OWN || m + 3 >= mlo);
+#pragma unroll
+                for (int u = 0; u < 4; ++u)      // VEC: a group is owned whole or not at all
+                    ok[it][u] = EDGE ? m + u < M : (!OWN || (VEC ? m : m + u) >= mlo);
+                if (VEC) {
+                    if (ok[it][0]) {
+                        const float4 r = ld4(col + m);
+                        x[it][0] = r.x; x[it][1] = r.y; x[it][2] = r.z; x[it][3] = r.w;
+                    }
+                } else {
+#pragma unroll
+                    for (int u = 0; u < 4; ++u) if (ok[it][u]) x[it][u] = col[m + u];
+                }
+            }
+#pragma unroll
+            for (int it = 0; it < G; ++it) {
+                const int m = m0 + it * SA;
+                if (VEC) {
+                    if (ok[it][0])
+                        *reinterpret_cast<float4*>(col + m) =
+                            make_float4(ep(x[it][0], m, n), ep(x[it][1], m + 1, n),
+                                        ep(x[it][2], m + 2, n), ep(x[it][3], m + 3, n));
+                } else {
+#pragma unroll
+                    for (int u = 0; u < 4; ++u)
+                        if (ok[it][u]) col[m + u] = ep(x[it][u], m + u, n);
+                }
             }
         }
 }
@@ -402,7 +432,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TM][TN], float* __
                 }
             }
         }
-    if (ep.code) epi_tile<TM, TN, SA, SB, EDGE, OWN>(C, ldc, m0, n0, M, N, ep, mlo, nlo);
+    if (ep.code) epi_tile<TM, TN, SA, SB, ALIGNED, EDGE, OWN>(C, ldc, m0, n0, M, N, ep, mlo, nlo);
 }
 
 }  // namespace sg
