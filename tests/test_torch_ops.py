@@ -697,3 +697,12 @@ def test_apply_skips_function_apply_only_where_it_may(monkeypatch):
     monkeypatch.setattr(ops, "_wrapped", lambda t: True)
     ops.apply(_Twice, x)
     assert len(_Twice.routed) == 2
+
+
+def test_apply_keeps_function_apply_on_an_unread_torch():
+    """The C entry is used only on the torch versions whose Function.apply
+    was read; a later (or unparsable) version keeps Function.apply."""
+    from sgemm.torch import ops
+    assert ops._tested("2.13.0+cu130") and ops._tested("2.4.1")
+    assert not ops._tested("2.14.0") and not ops._tested("3.0.0")
+    assert not ops._tested("2.3.1") and not ops._tested("nightly")

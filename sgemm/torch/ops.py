@@ -148,8 +148,18 @@ def _apply_c(fn, *args):
     return _c_apply.__get__(None, fn)(*args)
 
 
+def _tested(version: str, newest=(2, 13)) -> bool:
+    """A torch whose Function.apply this mirrors was read (2.4 to ``newest``):
+    a later one may have changed it, so it keeps Function.apply."""
+    try:
+        major, minor = (int(x) for x in version.split("+")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return (2, 4) <= (major, minor) <= newest
+
+
 apply = (_apply_c if _c_apply is not None and _functorch_active is not None
-         and _wrapped is not None else _apply_py)
+         and _wrapped is not None and _tested(torch.__version__) else _apply_py)
 
 
 class _OpFunction(torch.autograd.Function):
