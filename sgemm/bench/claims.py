@@ -107,7 +107,9 @@ def _eager(call: str, base: str):
     """Host cost of a call over its torch counterpart's, 64³ FP32, in the
     eager probe."""
     def value(ev: Evidence) -> str:
-        run = next(r for r in ev.json(EAGER)["runs"]
+        data = ev.json(EAGER)
+        data = data.get("new", data)    # a before/after file: the tree it was made for
+        run = next(r for r in data["runs"]
                    if r["precision"] == "ieee" and (r["m"], r["k"], r["n"]) == (64, 64, 64))
         return _x(run["host_us"][call] / run["host_us"][base])
     return value
@@ -221,7 +223,7 @@ def _sanitizer(name: str):
 # -- the claims ------------------------------------------------------------------------------
 JUDGE = tuple(f"judge-h100-2026-11-26-{s}.json" for s in "abc")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
-TORCH_BENCH = tuple(f"torch-bench-h100-2026-11-25-{s}.json" for s in "ab")
+TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h100-2026-11-26.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
@@ -230,7 +232,7 @@ _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
 SANITIZER_LATEST = "sanitizer-splitk-reduce-h100-2026-11-25.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
-EAGER = "eager-costs-h100-2026-11-25.json"
+EAGER = "eager-costs-h100-2026-11-26.json"
 
 _JUDGE_CMD = "bash scripts/gpu_session.sh judge judge judge"
 _SUITE_CMD = "bash scripts/gpu_session.sh suite"
@@ -374,6 +376,30 @@ CLAIMS: tuple[Claim, ...] = (
           ("skinny-probe-h100-2026-11-25.json",),
           "OUT=dir python bench/probes/skinny_plans.py 31",
           ("docs/notes/dispatch.md", "sgemm/kernels/ladder.py")),
+    Claim("small-output-deepk", "Deep K with outputs of at most 128x128, and matrix-vector "
+          "products: the plan launch by launch, the model's best candidates, gemv forced "
+          "through the K split at 1-16 slices (the data behind gemv's K split and "
+          "`Machine.sm_stream`)", ("small-output-deepk-h100-2026-11-26.json",),
+          "SGEMM_AUTOTUNE=0 OUT=dir python bench/probes/small_output_deepk.py 5151",
+          ("docs/notes/dispatch.md", "sgemm/cost.py")),
+    Claim("judge-replay", "The worst problems of the committed judges (ratio < 0.75) replayed "
+          "as the judge runs them, with the plan, its source and its launches timed alone "
+          "(a diagnosis; not a score)", ("judge-replay-h100-2026-11-26.json",),
+          "OUT=dir python bench/probes/judge_replay.py 0.75 bench/results/judge-h100-2026-11-26-"
+          "{a,b,c}.json", ("docs/notes/dispatch.md",)),
+    Claim("gemv-wider", "gemv forced on outputs whose small side is 17-64, at S = 8, 16 and "
+          "1-16 K slices, beside the plan and cuBLAS (refuted: not adopted)",
+          ("gemv-wider-h100-2026-11-26.json",),
+          "SGEMM_AUTOTUNE=0 OUT=dir python bench/probes/gemv_wider.py 777",
+          ("docs/notes/dispatch.md",)),
+    Claim("sanitizer-gemv-split", "compute-sanitizer on gemv through the two-launch K split "
+          "(four configs, deep boundary cases): errors", ("sanitizer-gemv-split-h100-2026-11-26.json",),
+          _SAN_CMD, ("docs/notes/dispatch.md",),
+          note="SANITIZE_ARGS=\"--only gemv@n1k/s3,gemv@m2r/s2,gemv@n4r/s4,gemv@m1k/s2\""),
+    Claim("torch-gpu-checks", "The torch helper's device run: the changed epilogue kernels under "
+          "four sanitizer tools (196 boundary cases) and the torch and epilogue GPU tests",
+          ("torch-gpu-h100-2026-11-26.log",), "OUT=$OUT BASE=.. T=110 bash "
+          "scripts/torch_gpu_run.sh cases tests", ("docs/notes/torch.md",)),
     Claim("deepk-probe", "Deep-K plans timed launch by launch (GEMM, last slice, reduction) "
           "and the model's best candidates measured, before and after the split-K changes",
           ("deepk-probe-h100-2026-11-25-before.json", "deepk-probe-h100-2026-11-25-after.json"),
@@ -471,8 +497,8 @@ CLAIMS: tuple[Claim, ...] = (
           "OUT=dir python bench/probes/int8_gemm.py 4096 6144 8192 16384",
           ("docs/notes/int8x.md", "docs/accuracy.md")),
     Claim("epilogue", "Linear + bias + GELU fused against sgemm's linear then PyTorch's bias "
-          "and GELU, and against PyTorch, both precisions", ("epilogue-h100-2026-11-25.json",),
-          "OUT=dir python bench/probes/epilogue.py", ("docs/notes/torch.md", "docs/torch.md")),
+          "and GELU, and against PyTorch, both precisions", ("epilogue-h100-2026-11-26.json",),
+          "OUT=$OUT BASE=.. T=110 bash scripts/torch_gpu_run.sh epi", ("docs/notes/torch.md", "docs/torch.md")),
     Claim("sanitizer-latest", "compute-sanitizer, latest run (memcheck, racecheck, synccheck, "
           "initcheck; split-K, gemv's blocks, `auto` for FP32 and tf32x3): errors",
           (SANITIZER_LATEST,),
