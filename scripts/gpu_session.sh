@@ -35,6 +35,10 @@ export PYTHONUNBUFFERED=1 SGEMM_CACHE_DIR=${SGEMM_CACHE_DIR:-/tmp/sgemm-cache}
 # Editable install for the `sgemm` entry point; PYTHONPATH as a fallback so a
 # failed install (old setuptools without PEP 660) still finds the package.
 python3 -m pip install --no-deps --no-build-isolation -q -e . 2>&1 | tail -3
+# Bytecode, as a wheel install writes it (pip compiles a wheel's modules; an
+# editable install of a fresh copy has none, and the first call of a process
+# then spends ~90 ms compiling sgemm's sources: bench/probes/judge_first_call.py).
+python3 -m compileall -q sgemm >/dev/null 2>&1 || true
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
 [[ $# -eq 0 ]] && set -- tests bench
