@@ -65,7 +65,8 @@ ACC_SLICE_SKINNY = 1024  # ... where the output has 64 or fewer rows or columns
 FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide", "tall", "tall64", "rect",
                                  "rect_t"),
               "tile": ("large", "medium", "small")}
-TC_TILES = {"tf32x3": {"tf32x3_wgmma_rs": ("large", "small"), "tf32x3_mma": ("large", "small")},
+TC_TILES = {"tf32x3": {"tf32x3_wgmma_rs": ("large", "small", "n64", "small_n64"),
+                       "tf32x3_mma": ("large", "small")},
             "tf32": {"tf32_wgmma": ("large", "small"), "tf32_mma": ("large", "small")}}
 
 

@@ -65,7 +65,7 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "db_cluster@big", "gemv@m2r", "gemv@n4k", "gemv@m4r", "gemv@n8k", "gemv@m8r",
          "gemv@n16k", "double_buffer@tall", "double_buffer@tall64", "double_buffer@rect",
-         "double_buffer@rect_t", "gemv@n1k/s3", "gemv@m2r/s2", "gemv@n4r/s4", "gemv@m1k/s2")
+         "double_buffer@rect_t", "tf32x3_wgmma_rs@n64", "tf32x3_wgmma_rs@small_n64", "gemv@n1k/s3", "gemv@m2r/s2", "gemv@n4r/s4", "gemv@m1k/s2")
 # gemv's K split (KERNEL@CONFIG/sS: the two-launch split-K path, S slices of
 # its 1024-deep Y chunks): deep enough for several slices and a remainder.
 GEMV_DEEP = [

@@ -180,9 +180,14 @@ TF32X3_WGMMA_RS = KernelSpec(
     # 2.02x) and 104.5 / 104.7 at 8192^3 (2.04x / 2.05x), 1-2 % above PIPE 1,
     # 3 and 4.  3 stages (PIPE 1): 6 % slower in the short 4096^3 loops, within
     # 1 % sustained; 4 kept.  small (PIPE 3) was measured as registered.
+    # n64 / small_n64: BN = 64 for outputs whose n is a few dozen (ML layers
+    # of 16-64 tokens, deep K with one small side), where a 128-wide tile
+    # computes up to 8x the useful columns.
     configs={"small": TileParams(BM=64, BN=128, BK=32, threads=384, stages=4, TN=3),
              "large": TileParams(BM=128, BN=128, BK=32, threads=512, stages=4, TN=2,
-                                 swizzle=8)},
+                                 swizzle=8),
+             "n64": TileParams(BM=128, BN=64, BK=32, threads=512, stages=4, TN=2, swizzle=8),
+             "small_n64": TileParams(BM=64, BN=64, BK=32, threads=384, stages=4, TN=3)},
     rules=_rs_rules, vector_loads=True,
     dynamic_smem=lambda p: p.stages * _rs_stage_bytes(p) + 1024,
     precision="tf32x3", archs=("sm_90a",), min_cc=90,
