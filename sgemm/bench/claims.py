@@ -611,7 +611,8 @@ def sanitizer_table(ev: Evidence) -> str:
 
 
 _ACC_COLS = (("cublas_fp32", "cuBLAS FP32"), ("cublas_tf32", "cuBLAS TF32"),
-             ("ieee", "`ieee`"), ("tf32x3", "`tf32x3`"), ("int8x", "`int8x`"), ("fp32", "`fp32`"))
+             ("ieee", "`ieee`"), ("tf32x3", "`tf32x3`"), ("int8x", "`int8x`"), ("fp32", "`fp32`"),
+             ("fp32_int8x", "`fp32` from the crossover"))
 
 
 def engines_accuracy_table(ev: Evidence) -> str:
