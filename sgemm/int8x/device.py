@@ -144,7 +144,8 @@ def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
     one (tests); None picks route_for(strides).  stats: a uint64 CuPy array
     of bound.WORDS words holding Summary.initial_words(), where the kernels
     gather the scaling check's statistics (sgemm/int8x/bound.py; words 1
-    onwards, word 0 is left to `bad`); None: a scratch one."""
+    onwards, word 0 is left to `bad`); None: a scratch one; False: the
+    kernels skip the statistics (timing the check's cost)."""
     import cupy
     n = U.INT8X_MODULI
     rows, cols, sr, sc = _as_rows(x, axis)
@@ -164,30 +165,34 @@ def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
         bad = cupy.zeros(1, cupy.int32)
     if stats is None:
         stats = summary_words()[0]
-    if stats.dtype != cupy.uint64 or stats.size != BD.WORDS or not stats.flags.c_contiguous:
+    if stats is not False and (stats.dtype != cupy.uint64 or stats.size != BD.WORDS
+                               or not stats.flags.c_contiguous):
         raise ValueError(f"int8x.convert: stats must be {BD.WORDS} contiguous uint64 words")
+    st_ptr = 0 if stats is False else stats.data.ptr
     out = cupy.empty((n, rows, ld), cupy.int8)
     e = cupy.empty(rows, cupy.int32)
     if rows:
         if route == "rows":
             _launch(U.INT8X_CONVERT, (rows, 1, 1),
                     (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, np.int32(bits),
-                     e.data.ptr, bad.data.ptr, stats.data.ptr, mods.data.ptr, out.data.ptr, ld,
+                     e.data.ptr, bad.data.ptr, st_ptr, mods.data.ptr, out.data.ptr, ld,
                      rows * ld))
         else:
             maxbits = cupy.zeros(rows, cupy.uint32)
             _launch(U.INT8X_ROWMAX, rowmax_grid(rows, cols),
                     (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, maxbits.data.ptr,
                      bad.data.ptr))
-            row_units = cupy.zeros(rows, cupy.uint64)
-            row_cnt = cupy.zeros((len(BD.THRESHOLDS), rows), cupy.uint32)
+            if st_ptr:
+                row_units = cupy.zeros(rows, cupy.uint64)
+                row_cnt = cupy.zeros((len(BD.THRESHOLDS), rows), cupy.uint32)
             _launch(U.INT8X_RESIDUES, residue_grid(rows, ld),
                     (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, maxbits.data.ptr,
                      np.int32(bits), e.data.ptr, mods.data.ptr, out.data.ptr, ld, rows * ld,
-                     row_units.data.ptr, row_cnt.data.ptr))
-            _launch(U.INT8X_ROW_STATS, (math.ceil(rows / 256), 1, 1),
-                    (np.int32(rows), maxbits.data.ptr, row_units.data.ptr, row_cnt.data.ptr,
-                     stats.data.ptr))
+                     row_units.data.ptr if st_ptr else 0, row_cnt.data.ptr if st_ptr else 0))
+            if st_ptr:
+                _launch(U.INT8X_ROW_STATS, (math.ceil(rows / 256), 1, 1),
+                        (np.int32(rows), maxbits.data.ptr, row_units.data.ptr,
+                         row_cnt.data.ptr, st_ptr))
     return out, e
 
 
@@ -364,7 +369,7 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
     (rows or columns spanning a wide exponent range, see bound.py), on_loss
     says what happens: "raise" (ScalingLoss, before anything is written:
     the caller runs FP32 instead), "warn" (Int8xAccuracyWarning, then the
-    engine's result) or "ignore"."""
+    engine's result) or "ignore" (the statistics are not even gathered)."""
     import cupy
     if on_loss not in ("raise", "warn", "ignore"):
         raise ValueError(f"int8x.gemm: on_loss={on_loss!r} must be 'raise', 'warn' or 'ignore'")
@@ -396,15 +401,16 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
     # the flags are the low halves of words 0 and WORDS
     words = summary_words()
     flags = words.view(np.int32).reshape(-1)
-    pa, mu = convert(a, 1, bud.alpha, mods, flags[0:1], stats=words[0])
+    check = on_loss != "ignore"                      # "ignore": not even the statistics
+    pa, mu = convert(a, 1, bud.alpha, mods, flags[0:1], stats=words[0] if check else False)
     pb, nu = convert(b, 0, bud.beta, mods, flags[2 * BD.WORDS:2 * BD.WORDS + 1],
-                     stats=words[1])
+                     stats=words[1] if check else False)
     w = words.get()                                  # the call's one synchronisation
     sa, sb = BD.Summary.from_words(w[0]), BD.Summary.from_words(w[1])
     if sa.bad or sb.bad:
         raise NonFiniteInput("int8x.gemm: Inf or NaN in " + ("a" if sa.bad else "b") +
                              " has no integer form; use the FP32 path")
-    if on_loss != "ignore" and not BD.holds(sa, sb, k, bud.alpha, bud.beta):
+    if check and not BD.holds(sa, sb, k, bud.alpha, bud.beta):
         BD.report_loss(sa, sb, k, bud, on_loss)
     planes = int8_gemm(pa, pb, mods, config, kernel)
     del pa, pb                                  # back to the pool before Garner's output

@@ -123,7 +123,9 @@ __device__ __forceinline__ unsigned pack4(int a, int b, int c, int d) {
 // Each operand's summary (uint64 words, zeroed but for the counts, which
 // start at 2^32 - 1): st[0] the non-finite flag is separate (int *bad);
 // st[1] = max over nonzero rows of units, st[2 + q] = min over nonzero rows
-// of cnt_q.  One row costs 2 + NT operations an entry and NT + 1 atomics.
+// of cnt_q.  Per entry: two multiplies, one rounding-up conversion and NT
+// compares; per row NT + 1 atomics.  A null summary (device.convert(
+// stats=False)) skips all of it, for timing the check's cost.
 enum : int { NT = 6, UNIT_BITS = 20 };
 __device__ __forceinline__ int threshold(int q) {      // bound.THRESHOLDS
     return q == 0 ? 0 : q == 1 ? 1 : q == 2 ? 2 : q == 3 ? 4 : q == 4 ? 7 : 11;
@@ -145,15 +147,23 @@ struct RowStats {
         s1 = pow2f(min(e, 127));
         s2 = pow2f(e > 127 ? e - 127 : 0);
     }
-    __device__ __forceinline__ void add(float x) {
+    // ceil(|x| 2^(20 - E)) (< 2^21), at least 1 for x != 0, and the counts.
+    // The two power-of-two products are exact while the result is normal; a
+    // subnormal or underflowed one (|x| more than ~127 binades below the
+    // row's largest) is below 1 anyway, and the max makes it one unit, as
+    // bound.summarize's float64 ceil does.  One rounding-up conversion.
+    __device__ __forceinline__ unsigned unit(float x) {
         const float a = fabsf(x);
-        // exact power-of-two products (the result is below 2^21; a subnormal
-        // a 2^s1 only for a < 2^-253, i.e. never for a float)
-        units += (unsigned long long)ceilf(__fmul_rn(__fmul_rn(a, s1), s2));
 #pragma unroll
         for (int q = 0; q < NT; ++q) cnt[q] += a >= tau[q] ? 1u : 0u;
+        return max(__float2uint_ru(__fmul_rn(__fmul_rn(a, s1), s2)),
+                   __float_as_uint(a) != 0u ? 1u : 0u);
     }
-    __device__ __forceinline__ void add4(float4 v) { add(v.x); add(v.y); add(v.z); add(v.w); }
+    __device__ __forceinline__ void add(float x) { units += unit(x); }
+    // 4 entries: a 32-bit sum (< 2^23) first
+    __device__ __forceinline__ void add4(float4 v) {
+        units += unit(v.x) + unit(v.y) + unit(v.z) + unit(v.w);
+    }
     // the warp's sum into lane 0 (every lane holds a part)
     __device__ __forceinline__ void warp_sum() {
 #pragma unroll
@@ -266,8 +276,9 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
     signed char* o = out + r * ld;
     RowStats rs;
     rs.init(__float_as_uint(m));
+    const bool check = st != nullptr;                  // device.convert(stats=False): no check
     auto put = [&](int g, float4 v) {
-        rs.add4(v);                                    // past cols: zeros, which add nothing
+        if (check) rs.add4(v);                         // past cols: zeros, which add nothing
         const int a = scaled(v.x, s1, s2), b = scaled(v.y, s1, s2);
         const int c = scaled(v.z, s1, s2), d = scaled(v.w, s1, s2);
 #pragma unroll
@@ -286,6 +297,7 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
         put(g, g < groups ? load(g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f));
 
     // ---- the row's statistics (sgemm/int8x/bound.py) ----
+    if (!check) return;
     rs.warp_sum();
     if ((threadIdx.x & 31) == 0) {
         wunits[threadIdx.x / 32] = rs.units;
@@ -404,15 +416,17 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
     const unsigned mb = gr < rows ? maxbits[gr] : 0u;
     const int er = gr < rows ? row_exponent(__uint_as_float(mb), bits) : 0;
     if (blockIdx.x == 0 && w == 0 && gr < rows) e[gr] = er;
-    {   // the row's statistics over this tile's 16 entries of it (zeros past
-        // the edges add nothing); summed over the 8 warps below
+    const bool check = row_units != nullptr;           // device.convert(stats=False): no check
+    if (check) {   // the row's statistics over this tile's 16 entries of it
+        // (zeros past the edges add nothing); summed over the 8 warps below
         RowStats rs;
         rs.init(mb);
+        unsigned u = 0u;                               // < 16 * 2^21
 #pragma unroll
         for (int j = 0; j < 4; ++j)
 #pragma unroll
-            for (int cc = 0; cc < 4; ++cc) rs.add(x[j][cc]);
-        sunits[w][lane] = rs.units;
+            for (int cc = 0; cc < 4; ++cc) u += rs.unit(x[j][cc]);
+        sunits[w][lane] = u;
 #pragma unroll
         for (int q = 0; q < NT; ++q) scnt[q][w][lane] = rs.cnt[q];
     }
@@ -432,7 +446,7 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
                       sym_residue(v[2], md[l]), sym_residue(v[3], md[l]));
     }
     __syncthreads();
-    if (w == 0 && gr < rows && mb != 0u) {             // one add per row and statistic a block
+    if (check && w == 0 && gr < rows && mb != 0u) {    // one add per row and statistic a block
         unsigned long long units = 0ull;
         for (int ww = 0; ww < THREADS / 32; ++ww) units += sunits[ww][lane];
         if (units) atomicAdd(row_units + gr, units);
