@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# One device call for the integer engine (issue #22), <= 300 s on an H100:
+# One device call for the integer engine, <= 300 s on an H100:
 # install (SKIP_INSTALL=1: none, PYTHONPATH only), the GPU tests of
+# tests/int8x/test_wide_gpu.py (the scaling check) and
 # tests/gpu/test_int8x_gpu.py (conversion routes and byte planes bit for
 # bit, the public precision="int8x"/"fp32" path), bench/probes/int8_gemm.py
-# at PROBE_SIZES (default 4096 8192 16384), then compute-sanitizer memcheck
+# at PROBE_SIZES (default 4096 8192 16384), with ACC=1 the accuracy table
+# (bench/probes/accuracy_table.py; SKIP_SAN=1 stops there), then
+# compute-sanitizer memcheck
 # (a shape that crosses every tile edge), racecheck, synccheck and initcheck
 # (a smaller one; initcheck because Garner's 4-row loads read the byte
 # planes' padding rows, which the GEMMs must have written) over
@@ -20,15 +23,23 @@ export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
 s=$(date +%s)
 timeout "${TESTS_S:-80}" python3 -m pytest -q -m gpu -p no:cacheprovider \
-  tests/gpu/test_int8x_gpu.py "${@:--x}" 2>&1 | tee "$OUT/int8-gpu-tests.log" | tail -25
+  tests/int8x/test_wide_gpu.py tests/gpu/test_int8x_gpu.py "${@:--x}" 2>&1 \
+  | tee "$OUT/int8-gpu-tests.log" | tail -25
 t_tests=$(( $(date +%s) - s )); s=$(date +%s)
 timeout "${PROBE_S:-90}" python3 bench/probes/int8_gemm.py ${PROBE_SIZES:-4096 8192 16384} 2>&1 \
   | tee "$OUT/int8-probe.log"
 t_probe=$(( $(date +%s) - s )); s=$(date +%s)
+# ACC=1: the accuracy table of docs/accuracy.md (bench/probes/accuracy_table.py)
+if [ -n "${ACC:-}" ]; then
+  timeout "${ACC_S:-150}" python3 bench/probes/accuracy_table.py > "$OUT/accuracy-table.log" 2>&1
+  echo "accuracy probe rc=$? ($(( $(date +%s) - s )) s)"; tail -3 "$OUT/accuracy-table.log"
+  s=$(date +%s)
+fi
+[ -n "${SKIP_SAN:-}" ] && exit 0
 # --report-api-errors no: cuda.bindings probes driver entry points with
 # cuGetProcAddress, and the misses are host API return codes, not kernel
 # errors (34 of them in the first run; sgemm.bench.sanitize does the same)
-san() { timeout "${SAN_S:-25}" compute-sanitizer --tool "$1" --error-exitcode 9 \
+san() { timeout "${SAN_S:-40}" compute-sanitizer --tool "$1" --error-exitcode 9 \
   --report-api-errors no python3 scripts/int8_sanitize.py "${@:2}" >> "$OUT/int8-sanitize.log" 2>&1; }
 : > "$OUT/int8-sanitize.log"
 san memcheck; mem=$?

@@ -4,8 +4,10 @@ int8x_residues) on a column-major and a row-major operand (and, without
 --small, rows longer than int8x_convert_rows keeps in registers), every
 INT8 GEMM config this GPU runs (byte-plane epilogues), and
 Garner on byte planes, at one shape that crosses every tile edge, then the
-public path (sgemm.gemm, precision="int8x"); each result is checked against an integer
-reference so that a run that is clean but wrong still fails.
+public path (sgemm.gemm, precision="int8x"), then the scaling check's
+statistics on both routes and precision="fp32" falling back on wide-range
+operands; each result is checked against an integer reference (or the
+host model) so that a run that is clean but wrong still fails.
 
     compute-sanitizer --tool memcheck --error-exitcode 9 python scripts/int8_sanitize.py
     compute-sanitizer --tool racecheck --error-exitcode 9 python scripts/int8_sanitize.py --small
@@ -81,6 +83,30 @@ def main(argv=None) -> int:
     same = np.array_equal(got_api.get(), want_api)
     bad |= not same
     print(f"sgemm.gemm(precision='int8x'): {'exact' if same else 'WRONG'}")
+    # the scaling check: each route's statistics (int8x_row_stats on the
+    # tiles route) equal the host model, on wide-range operands, and
+    # precision="fp32" falls back on them (the route forced to a small size)
+    from sgemm.int8x import bound as BD
+    from sgemm.int8x import route as RT
+    wa = cp.asfortranarray((a * cp.exp2(cp.asarray(rng.uniform(-20, 20, a.shape))))
+                           .astype(cp.float32))
+    wb = (b * cp.exp2(cp.asarray(rng.uniform(-20, 20, b.shape)))).astype(cp.float32)
+    for route in ("rows", "tiles"):
+        sa, sb = D.summaries(wa, wb, route=route)
+        ok = sa == BD.summarize(wa.get(), 1) and sb == BD.summarize(wb.get(), 0)
+        print(f"scaling statistics ({route}): {'exact' if ok else 'WRONG'}")
+        bad |= not ok
+    keep, RT.CROSSOVER = RT.CROSSOVER, 0
+    try:
+        got = sgemm.gemm(wa, wb, precision="fp32")
+    finally:
+        RT.CROSSOVER = keep
+    a64, b64 = wa.astype(cp.float64), wb.astype(cp.float64)
+    err = float(cp.max(cp.abs(got - a64 @ b64) / (cp.abs(a64) @ cp.abs(b64))))
+    ok = err <= (k + 1) * BD.U
+    print(f"sgemm.gemm(precision='fp32') on wide data: componentwise {err:.1e} "
+          f"{'within' if ok else 'WRONG: above'} (k + 1) u")
+    bad |= not ok
     cp.cuda.Device().synchronize()
     return 1 if bad else 0
 

@@ -9,7 +9,12 @@ every (class, K) and every engine reads the same ones.
 
 Engines: cuBLAS FP32 (cupy.matmul, CUPY_TF32=0), cuBLAS TF32 (torch.matmul
 with allow_tf32), and sgemm.gemm with precision "ieee", "tf32x3", "int8x"
-and "fp32", all on the same operands.
+and "fp32", all on the same operands; "fp32_int8x" is precision="fp32"
+with sgemm.int8x.route.CROSSOVER set to 0, i.e. what "fp32" does on the
+sizes where it may take the integer engine (the engine, or tf32x3 where
+the scaling check fails).  For "int8x" each cell records whether the
+call warned (Int8xAccuracyWarning: the scaling check failed) and for
+"fp32_int8x" which engine ran.
 
 Errors, per engine: the median over entries of |C - C64| / |C64|, and the
 largest componentwise error max |C - C64| / (|A| |B|) (the bound an FP32 dot
@@ -34,7 +39,7 @@ import sgemm  # noqa: E402
 
 KS = (64, 256, 1024, 4096, 16384, 65536)
 CLASSES = ("normal", "uniform", "wide10", "wide20", "wide30")
-ENGINES = ("cublas_fp32", "cublas_tf32", "ieee", "tf32x3", "int8x", "fp32")
+ENGINES = ("cublas_fp32", "cublas_tf32", "ieee", "tf32x3", "int8x", "fp32", "fp32_int8x")
 
 
 def operand(rs, cls: str, shape):
@@ -65,9 +70,41 @@ def run(engine: str, a, b, c):
             c[...] = cp.asarray(torch.matmul(ta, tb))
         finally:
             torch.backends.cuda.matmul.allow_tf32 = False
+    elif engine == "fp32_int8x":
+        from sgemm.int8x import route
+        keep = route.CROSSOVER
+        route.CROSSOVER = 0
+        try:
+            sgemm.gemm(a, b, c, precision="fp32")
+        finally:
+            route.CROSSOVER = keep
     else:
         sgemm.gemm(a, b, c, precision=engine)
     cp.cuda.Device().synchronize()
+
+
+def run_noting(engine: str, a, b, c) -> dict:
+    """run(), and what the integer engine decided: for "int8x" whether the
+    scaling check warned, for "fp32_int8x" which engine ran (the check's
+    verdict, read from sgemm.int8x.device.summaries on the same operands)."""
+    import warnings
+
+    from sgemm.int8x import bound, device, moduli
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(engine, a, b, c)
+    note = {}
+    if engine == "int8x":
+        note["warned"] = any(issubclass(w.category, bound.Int8xAccuracyWarning)
+                             for w in caught)
+    elif engine == "fp32_int8x":
+        k = a.shape[1]
+        bud = moduli.budget(8, k)
+        # a row-major C runs as C^T = B^T A^T (sgemm/int8x/route.py)
+        col = c.shape[0] <= 1 or c.strides[0] == 4
+        sa, sb = device.summaries(a, b) if col else device.summaries(b.T, a.T)
+        note["ran"] = "int8x" if bound.holds(sa, sb, k, bud.alpha, bud.beta) else "tf32x3"
+    return note
 
 
 def main() -> int:
@@ -94,8 +131,8 @@ def main() -> int:
             for e in engines:
                 c = cp.full((n, n), cp.nan, dtype=cp.float32)
                 try:
-                    run(e, a, b, c)
-                    row[e] = errors(c, ref, scale)
+                    note = run_noting(e, a, b, c)
+                    row[e] = {**errors(c, ref, scale), **note}
                 except Exception as ex:  # noqa: BLE001 -- an engine that refuses is reported
                     row[e] = {"error": f"{type(ex).__name__}: {str(ex)[:160]}"}
             rows.append(row)

@@ -426,6 +426,21 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("int8-gpu-tests", "The INT8 engine's GPU tests on the fused conversion",
           ("gpu-tests-int8x-h100-2026-11-26.log",), "bash scripts/int8_gpu_run.sh",
           ("docs/notes/int8x.md",)),
+    Claim("int8-wide-sanitizer", "compute-sanitizer on the INT8 engine's kernels with the "
+          "scaling check (both routes' statistics, int8x_row_stats, precision='fp32' falling "
+          "back on wide-range data)", ("sanitizer-int8-wide-h100-2026-11-26.log",),
+          "bash scripts/int8_gpu_run.sh", ("docs/notes/int8x.md",)),
+    Claim("int8-wide-gpu-tests", "The INT8 engine's GPU tests with the scaling check",
+          ("gpu-tests-int8-wide-h100-2026-11-26.log",), "bash scripts/int8_gpu_run.sh",
+          ("docs/notes/int8x.md",)),
+    Claim("int8-check-cost", "The INT8 engine's scaling check: conversions and pipeline with "
+          "and without it, one process (and the first version's probe beside the base "
+          "commit's, at 8192^3)", ("int8-check-cost-h100-2026-11-26.json",
+                                   "int8-gemm-probe-h100-2026-11-26-check-v1.json",
+                                   "int8-gemm-probe-h100-2026-11-26-check-base.json"),
+          "OUT=dir python bench/probes/int8_check_cost.py 8192 16384; the probes: OUT=dir "
+          "python bench/probes/int8_gemm.py 8192 on each tree",
+          ("docs/notes/int8x.md", "docs/accuracy.md")),
     Claim("gpu-tests-changed", "The GPU tests of the code changed last: the INT8 engine, "
           "torch operators and launcher", ("gpu-tests-changed-h100-2026-11-25.log",),
           "bash scripts/int8_gpu_run.sh; bash scripts/host_overhead_probe.sh",
@@ -637,7 +652,8 @@ def sanitizer_table(ev: Evidence) -> str:
 
 
 _ACC_COLS = (("cublas_fp32", "cuBLAS FP32"), ("cublas_tf32", "cuBLAS TF32"),
-             ("ieee", "`ieee`"), ("tf32x3", "`tf32x3`"), ("int8x", "`int8x`"), ("fp32", "`fp32`"))
+             ("ieee", "`ieee`"), ("tf32x3", "`tf32x3`"), ("int8x", "`int8x`"), ("fp32", "`fp32`"),
+             ("fp32_int8x", "`fp32` from the crossover"))
 
 
 def engines_accuracy_table(ev: Evidence) -> str:

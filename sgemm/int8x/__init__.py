@@ -22,7 +22,12 @@ every step but the scaling and the final conversion is integer arithmetic.
 sgemm.gemm(..., precision="int8x") runs it, and precision="fp32" from
 route.CROSSOVER on (route.py); ``sgemm.int8x.gemm`` is the same call.
 Importing this package touches no CUDA.
+
+Wide exponent ranges within a row of A or a column of B are checked on the
+GPU during the conversion (bound.py): precision="fp32" then runs tf32x3,
+precision="int8x" warns (Int8xAccuracyWarning).
 """
+from .bound import Int8xAccuracyWarning, ScalingLoss  # noqa: F401
 
 
 def gemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, *, stream=None):

@@ -29,11 +29,29 @@ import math
 import numpy as np
 
 from ..kernels import utility as U
+from . import bound as BD
 from . import moduli as M
+from .bound import Int8xAccuracyWarning, ScalingLoss  # noqa: F401 -- re-exported
 
 
 class NonFiniteInput(ValueError):
     """Inf or NaN in a or b: they have no integer form; FP32 must take the call."""
+
+
+_summary_init: dict[int, object] = {}
+
+
+def summary_words():
+    """A fresh uint64 (2, bound.WORDS) device array holding both operands'
+    initial summaries (A's row 0, B's row 1), copied on the stream from a
+    kept template (no host transfer)."""
+    import cupy
+    dev = cupy.cuda.Device().id
+    t = _summary_init.get(dev)
+    if t is None:
+        t = _summary_init[dev] = cupy.asarray(
+            np.array([BD.Summary.initial_words()] * 2, np.uint64))
+    return t.copy()
 
 
 def _launch(spec, grid, args, p=None):
@@ -116,14 +134,18 @@ def route_for(sr: int, sc: int) -> str:
 
 
 def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
-            route: str | None = None):
+            route: str | None = None, stats=None):
     """(int8 planes (n, rows, ld), int32 exponents (rows,)): row r of X (rows
     of x for axis=1, columns for axis=0) scaled by 2^e_r, e_r = bits -
     exponent(max |X(r, .)|) (0 for an all-zero row), rounded and reduced
     modulo each modulus; columns [cols, ld) are zeros.  bad: an int32 CuPy
     array whose element 0 the kernels set to 1 if x holds Inf or NaN (not
     read back here: no synchronisation).  route: "rows" or "tiles" forces
-    one (tests); None picks route_for(strides)."""
+    one (tests); None picks route_for(strides).  stats: a uint64 CuPy array
+    of bound.WORDS words holding Summary.initial_words(), where the kernels
+    gather the scaling check's statistics (sgemm/int8x/bound.py; words 1
+    onwards, word 0 is left to `bad`); None: a scratch one; False: the
+    kernels skip the statistics (timing the check's cost)."""
     import cupy
     n = U.INT8X_MODULI
     rows, cols, sr, sc = _as_rows(x, axis)
@@ -141,21 +163,36 @@ def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
         route = "rows"        # rows above 2 million or k above 16 million: grid y limits
     if bad is None:
         bad = cupy.zeros(1, cupy.int32)
+    if stats is None:
+        stats = summary_words()[0]
+    if stats is not False and (stats.dtype != cupy.uint64 or stats.size != BD.WORDS
+                               or not stats.flags.c_contiguous):
+        raise ValueError(f"int8x.convert: stats must be {BD.WORDS} contiguous uint64 words")
+    st_ptr = 0 if stats is False else stats.data.ptr
     out = cupy.empty((n, rows, ld), cupy.int8)
     e = cupy.empty(rows, cupy.int32)
     if rows:
         if route == "rows":
             _launch(U.INT8X_CONVERT, (rows, 1, 1),
                     (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, np.int32(bits),
-                     e.data.ptr, bad.data.ptr, mods.data.ptr, out.data.ptr, ld, rows * ld))
+                     e.data.ptr, bad.data.ptr, st_ptr, mods.data.ptr, out.data.ptr, ld,
+                     rows * ld))
         else:
             maxbits = cupy.zeros(rows, cupy.uint32)
             _launch(U.INT8X_ROWMAX, rowmax_grid(rows, cols),
                     (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, maxbits.data.ptr,
                      bad.data.ptr))
+            if st_ptr:
+                row_units = cupy.zeros(rows, cupy.uint64)
+                row_cnt = cupy.zeros((len(BD.THRESHOLDS), rows), cupy.uint32)
             _launch(U.INT8X_RESIDUES, residue_grid(rows, ld),
                     (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, maxbits.data.ptr,
-                     np.int32(bits), e.data.ptr, mods.data.ptr, out.data.ptr, ld, rows * ld))
+                     np.int32(bits), e.data.ptr, mods.data.ptr, out.data.ptr, ld, rows * ld,
+                     row_units.data.ptr if st_ptr else 0, row_cnt.data.ptr if st_ptr else 0))
+            if st_ptr:
+                _launch(U.INT8X_ROW_STATS, (math.ceil(rows / 256), 1, 1),
+                        (np.int32(rows), maxbits.data.ptr, row_units.data.ptr,
+                         row_cnt.data.ptr, st_ptr))
     return out, e
 
 
@@ -167,6 +204,20 @@ def exponents(x, axis: int, bits: int, route: str | None = None):
     bad = cupy.zeros(1, cupy.int32)
     _, e = convert(x, axis, bits, constants(), bad, route=route)
     return e, bool(int(bad[0]))
+
+
+def summaries(a, b, route: str | None = None):
+    """(bound.Summary of a's rows, of b's columns) as gemm() gathers them,
+    for a k-deep product (tests; one synchronisation)."""
+    k = a.shape[1]
+    bud = M.budget(U.INT8X_MODULI, max(k, 1))
+    words = summary_words()
+    flags = words.view(np.int32).reshape(-1)
+    convert(a, 1, bud.alpha, constants(), flags[0:1], route=route, stats=words[0])
+    convert(b, 0, bud.beta, constants(), flags[BD.WORDS * 2:BD.WORDS * 2 + 1], route=route,
+            stats=words[1])
+    w = words.get()
+    return BD.Summary.from_words(w[0]), BD.Summary.from_words(w[1])
 
 
 def gemm_spec(kernel: str = "auto"):
@@ -297,7 +348,7 @@ def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None, 
 
 def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
          n_moduli: int = U.INT8X_MODULI, config: str | None = None, kernel: str = "auto",
-         out=None):
+         out=None, on_loss: str = "raise"):
     """C = alpha a @ b + beta c through the integer pipeline (Ozaki scheme II,
     8 moduli: FP32-level accuracy for k up to a few thousand, see
     moduli.budget).  a (m x k), b (k x n), c (m x n): float32 CuPy arrays of
@@ -311,10 +362,17 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
     alpha == 0 or k == 0 give beta c without reading a or b (netlib).  Inf or
     NaN in a or b raise NonFiniteInput: they have no integer form, and the
     FP32 path must take the call (checked with one device-to-host read).
-    Rows of a or columns of b whose entries span more than about 2^25 lose
-    their small entries (reference.py): the caller decides whether to go to
-    FP32 instead."""
+
+    The same read brings the scaling check (sgemm/int8x/bound.py): whether
+    the per-row and per-column scaling provably keeps every entry's error
+    within (k + 1) u (|a||b|)_ij, FP32's classical bound.  Where it cannot
+    (rows or columns spanning a wide exponent range, see bound.py), on_loss
+    says what happens: "raise" (ScalingLoss, before anything is written:
+    the caller runs FP32 instead), "warn" (Int8xAccuracyWarning, then the
+    engine's result) or "ignore" (the statistics are not even gathered)."""
     import cupy
+    if on_loss not in ("raise", "warn", "ignore"):
+        raise ValueError(f"int8x.gemm: on_loss={on_loss!r} must be 'raise', 'warn' or 'ignore'")
     if n_moduli != U.INT8X_MODULI:
         raise ValueError(f"int8x.gemm: n_moduli={n_moduli}: the kernels are built for "
                          f"{U.INT8X_MODULI}")
@@ -339,13 +397,21 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
         return out
     bud = M.budget(n_moduli, k)
     mods = constants(n_moduli)
-    bad = cupy.zeros(2, cupy.int32)
-    pa, mu = convert(a, 1, bud.alpha, mods, bad[0:1])
-    pb, nu = convert(b, 0, bud.beta, mods, bad[1:2])
-    bad_a, bad_b = (bool(f) for f in bad.get())      # the call's one synchronisation
-    if bad_a or bad_b:
-        raise NonFiniteInput("int8x.gemm: Inf or NaN in " + ("a" if bad_a else "b") +
+    # both operands' non-finite flags and scaling statistics in one buffer:
+    # the flags are the low halves of words 0 and WORDS
+    words = summary_words()
+    flags = words.view(np.int32).reshape(-1)
+    check = on_loss != "ignore"                      # "ignore": not even the statistics
+    pa, mu = convert(a, 1, bud.alpha, mods, flags[0:1], stats=words[0] if check else False)
+    pb, nu = convert(b, 0, bud.beta, mods, flags[2 * BD.WORDS:2 * BD.WORDS + 1],
+                     stats=words[1] if check else False)
+    w = words.get()                                  # the call's one synchronisation
+    sa, sb = BD.Summary.from_words(w[0]), BD.Summary.from_words(w[1])
+    if sa.bad or sb.bad:
+        raise NonFiniteInput("int8x.gemm: Inf or NaN in " + ("a" if sa.bad else "b") +
                              " has no integer form; use the FP32 path")
+    if check and not BD.holds(sa, sb, k, bud.alpha, bud.beta):
+        BD.report_loss(sa, sb, k, bud, on_loss)
     planes = int8_gemm(pa, pb, mods, config, kernel)
     del pa, pb                                  # back to the pool before Garner's output
     return garner(planes, mods, mu, nu, alpha, beta, c if beta != 0.0 else None, out)

@@ -21,9 +21,11 @@ Accuracy comes from step 2 alone: each entry of a row of A is rounded to a
 multiple of 2^-mu_i, an absolute error of at most 2^(-alpha-1) of the
 row's largest magnitude (B: of the column's).  Rows or columns whose
 entries span a wide range lose the small entries' relative accuracy (the
-scaling is per row and column, not per entry).  Non-finite inputs have no
-integer form: decompose() raises, and the engine will send such calls to
-FP32 (docs/notes/int8x.md).
+scaling is per row and column, not per entry); bound.py decides from a few
+statistics per row and column whether the result keeps FP32's
+componentwise bound (the engine checks that on the GPU).  Non-finite inputs
+have no integer form: decompose() raises, and the engine sends such calls
+to FP32.
 """
 from __future__ import annotations
 

@@ -19,10 +19,17 @@ take, alpha/beta (beta == 0 never reads C; alpha == 0 or k == 0 never
 reads A or B), NumPy, CuPy, PyTorch and other CUDA arrays.  Inf or NaN in
 A or B have no integer form: the call goes to tf32x3, which propagates
 them as FP32 does.  Not yet: batched operands, bias= and activation= (each
-raises ArgumentError naming the argument).  Rows of A or columns of B whose
-entries span a wide range keep an error bounded by their largest entry
-(per-row scaling, sgemm/int8x/reference.py), not per entry: no fallback
-detects them yet (docs/accuracy.md).
+raises ArgumentError naming the argument).
+
+Wide exponent ranges: rows of A or columns of B whose entries span many
+binades keep an error bounded by their largest entry (per-row scaling), not
+per entry.  The conversion gathers a few statistics per row and column and
+the pipeline's one synchronisation reads them with the Inf/NaN flags
+(sgemm/int8x/bound.py): where they cannot prove FP32's componentwise bound,
+precision="fp32" runs tf32x3 instead, before anything is written, and
+precision="int8x" runs the engine as asked and warns
+(Int8xAccuracyWarning; `warnings.simplefilter("error", ...)` makes it an
+exception).
 """
 from __future__ import annotations
 
@@ -73,14 +80,17 @@ def attach(plan, precision: str, A, B, C, ta: bool, tb: bool, out_batch: tuple,
     plan.launches = []
     plan.problems = []
     plan._operands = ()          # nothing for plan_cache to store (see the docstring)
-    plan._int8x = _runner(plan, A, B, C, ta, tb)
+    plan._int8x = _runner(plan, A, B, C, ta, tb, precision)
     return None
 
 
-def _runner(plan, A, B, C, ta: bool, tb: bool):
+def _runner(plan, A, B, C, ta: bool, tb: bool, asked: str = "int8x"):
     """execute(stream) for an int8x plan: the pipeline into C on the stream,
     then the plan's usual result (copied back for NumPy inputs)."""
     alpha, beta = plan.alpha, plan.beta
+    # "fp32" promises FP32 accuracy whatever the engine: a failed scaling
+    # check sends the call to tf32x3; "int8x" names the engine: it runs, warned
+    on_loss = "raise" if asked == "fp32" else "warn"
 
     def run(stream=None):
         import cupy
@@ -98,12 +108,14 @@ def _runner(plan, A, B, C, ta: bool, tb: bool):
             col_major = out.shape[0] <= 1 or out.strides[0] == 4
             try:
                 if col_major:
-                    D.gemm(opa, opb, out if beta != 0.0 else None, alpha, beta, out=out)
+                    D.gemm(opa, opb, out if beta != 0.0 else None, alpha, beta, out=out,
+                           on_loss=on_loss)
                 else:
                     D.gemm(opb.T, opa.T, out.T if beta != 0.0 else None, alpha, beta,
-                           out=out.T)
-            except D.NonFiniteInput:
-                # Inf/NaN have no integer form; C is untouched so far.  The
+                           out=out.T, on_loss=on_loss)
+            except (D.NonFiniteInput, D.ScalingLoss):
+                # Inf/NaN have no integer form, or the scaling cannot hold
+                # the data to FP32 accuracy; C is untouched so far.  The
                 # plan's own class: the engine sits below the planner and
                 # imports nothing above it
                 type(plan)(A.obj, B.obj, C.obj, alpha=alpha, beta=beta, trans_a=ta, trans_b=tb,

@@ -48,6 +48,8 @@ INT8X_ROWMAX = _int8x("int8x_rowmax", "int8x_rowmax",
 INT8X_RESIDUES = _int8x("int8x_residues", f"int8x_residues<{INT8X_MODULI}>",
                         "scaled integers to int8 residue planes, one per modulus, from row "
                         "maxima")
+INT8X_ROW_STATS = _int8x("int8x_row_stats", "int8x_row_stats",
+                         "per-row scaling statistics into an operand's summary (tiles route)")
 INT8X_GARNER = _int8x("int8x_garner", f"int8x_garner<{INT8X_MODULI}>",
                       "residues of C' to FP32 (Garner), unscaled, alpha/beta")
 
@@ -219,5 +221,6 @@ def int8_gemm_spec(arch: str, kernel: str = "auto") -> Int8GemmSpec:
     return INT8X_WGMMA if kernel == "wgmma" else INT8X_GEMM
 
 
-UTILITY = [SCALE, PACK, INT8X_CONVERT, INT8X_ROWMAX, INT8X_RESIDUES, INT8X_GARNER, INT8X_GEMM,
+UTILITY = [SCALE, PACK, INT8X_CONVERT, INT8X_ROWMAX, INT8X_RESIDUES, INT8X_ROW_STATS,
+           INT8X_GARNER, INT8X_GEMM,
            INT8X_WGMMA]

@@ -111,6 +111,79 @@ __device__ __forceinline__ unsigned pack4(int a, int b, int c, int d) {
            (unsigned)d << 24;
 }
 
+// ---- the scaling's error check (sgemm/int8x/bound.py) ----
+// Per row of X, while its entries pass through: the largest entry's binade
+// E (2^E <= max < 2^(E+1), from its float bits: E = bexp - 127, subnormal
+// and zero maxima take bexp = 0), and
+//   units = sum_c ceil(|X(r, c)| 2^(20 - E))  (|X|_1 / 2^E in 2^-20 steps,
+//           rounded up entry by entry: an upper bound, exact integer sums,
+//           so the order of the additions cannot change the decision);
+//   cnt_q = #{c : |X(r, c)| >= 2^(E - T_q)} for T_q in THRESHOLDS (the
+//           threshold kept at least 2^-126: subnormal entries never count).
+// Each operand's summary (uint64 words, zeroed but for the counts, which
+// start at 2^32 - 1): st[0] the non-finite flag is separate (int *bad);
+// st[1] = max over nonzero rows of units, st[2 + q] = min over nonzero rows
+// of cnt_q.  Per entry: two multiplies, one rounding-up conversion and NT
+// compares; per row NT + 1 atomics.  A null summary (device.convert(
+// stats=False)) skips all of it, for timing the check's cost.
+enum : int { NT = 6, UNIT_BITS = 20 };
+__device__ __forceinline__ int threshold(int q) {      // bound.THRESHOLDS
+    return q == 0 ? 0 : q == 1 ? 1 : q == 2 ? 2 : q == 3 ? 4 : q == 4 ? 7 : 11;
+}
+struct RowStats {
+    unsigned long long units;
+    unsigned cnt[NT];
+    float tau[NT], s1, s2;
+    // maxbits: the float bits of the row's largest magnitude
+    __device__ __forceinline__ void init(unsigned maxbits) {
+        const int be = (int)(maxbits >> 23);
+        units = 0ull;
+#pragma unroll
+        for (int q = 0; q < NT; ++q) {
+            cnt[q] = 0u;
+            tau[q] = __int_as_float(max(be - threshold(q), 1) << 23);
+        }
+        const int e = UNIT_BITS + 127 - be;            // in [-107, 147]
+        s1 = pow2f(min(e, 127));
+        s2 = pow2f(e > 127 ? e - 127 : 0);
+    }
+    // ceil(|x| 2^(20 - E)) (< 2^21), at least 1 for x != 0, and the counts.
+    // The two power-of-two products are exact while the result is normal; a
+    // subnormal or underflowed one (|x| more than ~127 binades below the
+    // row's largest) is below 1 anyway, and the max makes it one unit, as
+    // bound.summarize's float64 ceil does.  One rounding-up conversion.
+    __device__ __forceinline__ unsigned unit(float x) {
+        const float a = fabsf(x);
+#pragma unroll
+        for (int q = 0; q < NT; ++q) cnt[q] += a >= tau[q] ? 1u : 0u;
+        return max(__float2uint_ru(__fmul_rn(__fmul_rn(a, s1), s2)),
+                   __float_as_uint(a) != 0u ? 1u : 0u);
+    }
+    __device__ __forceinline__ void add(float x) { units += unit(x); }
+    // 4 entries: a 32-bit sum (< 2^23) first
+    __device__ __forceinline__ void add4(float4 v) {
+        units += unit(v.x) + unit(v.y) + unit(v.z) + unit(v.w);
+    }
+    // the warp's sum into lane 0 (every lane holds a part)
+    __device__ __forceinline__ void warp_sum() {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            units += __shfl_xor_sync(0xffffffffu, units, o);
+#pragma unroll
+            for (int q = 0; q < NT; ++q) cnt[q] += __shfl_xor_sync(0xffffffffu, cnt[q], o);
+        }
+    }
+};
+// One finished row into its operand's summary (rows whose largest entry is
+// 0 add no error and are left out).
+__device__ __forceinline__ void publish(unsigned long long* st, unsigned maxbits,
+                                        unsigned long long units, const unsigned* cnt) {
+    if (maxbits == 0u) return;
+    atomicMax(st + 1, units);
+#pragma unroll
+    for (int q = 0; q < NT; ++q) atomicMin(st + 2 + q, (unsigned long long)cnt[q]);
+}
+
 // int8x_convert_rows' shape: one block of RT threads per row, each thread
 // 4 consecutive columns at a time; RCACHE 4-column groups a thread kept in
 // registers between the maximum and the conversion (rows up to RT * 4 *
@@ -134,10 +207,13 @@ template <int N>
 __global__ void __launch_bounds__(i8x::RT)
 int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
                    int bits, int* __restrict__ e, int* __restrict__ bad,
+                   unsigned long long* __restrict__ st,
                    const int* __restrict__ mods, signed char* __restrict__ out, long long ld,
                    long long plane) {
     using namespace i8x;
     __shared__ float wmax[RT / 32];
+    __shared__ unsigned long long wunits[RT / 32];
+    __shared__ unsigned wcnt[RT / 32][NT];
     sg::pdl_wait();   // the previous kernel may still be writing X
     const long long r = blockIdx.x;
     const float* x = X + r * sr;
@@ -198,7 +274,11 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
     for (int l = 0; l < N; ++l) md[l] = load_mod<N>(mods, l);
     const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);
     signed char* o = out + r * ld;
+    RowStats rs;
+    rs.init(__float_as_uint(m));
+    const bool check = st != nullptr;                  // device.convert(stats=False): no check
     auto put = [&](int g, float4 v) {
+        if (check) rs.add4(v);                         // past cols: zeros, which add nothing
         const int a = scaled(v.x, s1, s2), b = scaled(v.y, s1, s2);
         const int c = scaled(v.z, s1, s2), d = scaled(v.w, s1, s2);
 #pragma unroll
@@ -215,6 +295,28 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
     }
     for (int g = threadIdx.x + RCACHE * RT; g < words; g += RT)
         put(g, g < groups ? load(g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f));
+
+    // ---- the row's statistics (sgemm/int8x/bound.py) ----
+    if (!check) return;
+    rs.warp_sum();
+    if ((threadIdx.x & 31) == 0) {
+        wunits[threadIdx.x / 32] = rs.units;
+#pragma unroll
+        for (int q = 0; q < NT; ++q) wcnt[threadIdx.x / 32][q] = rs.cnt[q];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long units = 0ull;
+        unsigned cnt[NT];
+#pragma unroll
+        for (int q = 0; q < NT; ++q) cnt[q] = 0u;
+        for (int w = 0; w < RT / 32; ++w) {
+            units += wunits[w];
+#pragma unroll
+            for (int q = 0; q < NT; ++q) cnt[q] += wcnt[w][q];
+        }
+        publish(st, __float_as_uint(m), units, cnt);
+    }
 }
 
 // int8x_rowmax: the row maxima of X where the row index is the contiguous
@@ -288,11 +390,15 @@ __global__ void __launch_bounds__(i8x::THREADS)
 int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
                const unsigned* __restrict__ maxbits, int bits, int* __restrict__ e,
                const int* __restrict__ mods, signed char* __restrict__ out, long long ld,
-               long long plane) {
+               long long plane, unsigned long long* __restrict__ row_units,
+               unsigned* __restrict__ row_cnt) {
     using namespace i8x;
-    static_assert(N * TR * PITCH <= 48 * 1024, "the staged planes must fit static shared memory");
+    static_assert(N * TR * PITCH + THREADS * (8 + 4 * NT) <= 48 * 1024,
+                  "the staged planes and the row statistics must fit static shared memory");
     static_assert(THREADS == 8 * TR && TC == 4 * 4 * 8, "a lane a row, 8 warps x 4 groups");
     __shared__ __align__(16) signed char tile[N][TR][PITCH];
+    __shared__ unsigned long long sunits[THREADS / 32][TR];
+    __shared__ unsigned scnt[NT][THREADS / 32][TR];
     sg::pdl_wait();
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const long long r0 = (long long)blockIdx.y * TR, c0 = (long long)blockIdx.x * TC;
@@ -307,8 +413,23 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
             const long long gc = c0 + 4 * (w + 8 * j) + cc;
             x[j][cc] = gr < rows && gc < cols ? X[gr * sr + gc * sc] : 0.0f;
         }
-    const int er = gr < rows ? row_exponent(__uint_as_float(maxbits[gr]), bits) : 0;
+    const unsigned mb = gr < rows ? maxbits[gr] : 0u;
+    const int er = gr < rows ? row_exponent(__uint_as_float(mb), bits) : 0;
     if (blockIdx.x == 0 && w == 0 && gr < rows) e[gr] = er;
+    const bool check = row_units != nullptr;           // device.convert(stats=False): no check
+    if (check) {   // the row's statistics over this tile's 16 entries of it
+        // (zeros past the edges add nothing); summed over the 8 warps below
+        RowStats rs;
+        rs.init(mb);
+        unsigned u = 0u;                               // < 16 * 2^21
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int cc = 0; cc < 4; ++cc) u += rs.unit(x[j][cc]);
+        sunits[w][lane] = u;
+#pragma unroll
+        for (int q = 0; q < NT; ++q) scnt[q][w][lane] = rs.cnt[q];
+    }
     const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);
     Mod md[N];
 #pragma unroll
@@ -325,6 +446,17 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
                       sym_residue(v[2], md[l]), sym_residue(v[3], md[l]));
     }
     __syncthreads();
+    if (check && w == 0 && gr < rows && mb != 0u) {    // one add per row and statistic a block
+        unsigned long long units = 0ull;
+        for (int ww = 0; ww < THREADS / 32; ++ww) units += sunits[ww][lane];
+        if (units) atomicAdd(row_units + gr, units);
+#pragma unroll
+        for (int q = 0; q < NT; ++q) {
+            unsigned c = 0u;
+            for (int ww = 0; ww < THREADS / 32; ++ww) c += scnt[q][ww][lane];
+            if (c) atomicAdd(row_cnt + (long long)q * rows + gr, c);
+        }
+    }
 
     // ---- phase 2: planes out, k contiguous, 4 bytes a thread ----
     // ld is a multiple of 16, so a word is wholly inside [0, ld) or past it;
@@ -337,6 +469,32 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
             *reinterpret_cast<int*>(out + l * plane + g * ld + gc) =
                 *reinterpret_cast<const int*>(&tile[l][r][4 * cw]);
     }
+}
+
+// int8x_row_stats: the tiles route's per-row statistics (row_units,
+// row_cnt[q * rows + r], summed by int8x_residues over the row's tiles)
+// into the operand's summary, one thread a row, a warp's minimum and maximum
+// first (32x fewer atomics on the summary's 7 words).
+__global__ void __launch_bounds__(256)
+int8x_row_stats(int rows, const unsigned* __restrict__ maxbits,
+                const unsigned long long* __restrict__ row_units,
+                const unsigned* __restrict__ row_cnt, unsigned long long* __restrict__ st) {
+    using namespace i8x;
+    sg::pdl_wait();
+    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const bool live = r < rows && maxbits[r] != 0u;   // all-zero rows add no error
+    unsigned long long units = live ? row_units[r] : 0ull;
+    unsigned cnt[NT];
+#pragma unroll
+    for (int q = 0; q < NT; ++q) cnt[q] = live ? row_cnt[q * rows + r] : 0xffffffffu;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        units = max(units, __shfl_xor_sync(0xffffffffu, units, o));
+#pragma unroll
+        for (int q = 0; q < NT; ++q) cnt[q] = min(cnt[q], __shfl_xor_sync(0xffffffffu, cnt[q], o));
+    }
+    const bool any = __any_sync(0xffffffffu, live);
+    if ((threadIdx.x & 31) == 0 && any) publish(st, 1u, units, cnt);
 }
 
 // int8x_garner<N>: byte planes in (what 41/42 write: C'_l mod p_l in

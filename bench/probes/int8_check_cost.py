@@ -1,0 +1,81 @@
+"""Probe, GPU: what the integer engine's scaling check (sgemm/int8x/bound.py)
+costs, measured in one process: the conversion of A (column-major: the
+tiles route) and of B (column-major: the rows route) with the statistics
+and without (device.convert(stats=False)), and the whole pipeline
+device.gemm with the check (on_loss="raise") and without ("ignore"), at
+SIZES^3 on N(0,1) data (the check passes: the common path).  CUDA events,
+2 warm-ups, median of REPS.
+
+    OUT=dir python bench/probes/int8_check_cost.py [SIZES...]     # default 8192
+
+Writes $OUT/int8_check_cost.json and prints a line per size.
+"""
+import datetime
+import json
+import os
+import sys
+
+import cupy as cp
+
+from sgemm.int8x import device as D
+from sgemm.int8x import moduli as M
+
+REPS = 9
+
+
+def timed(f):
+    f(); f()
+    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+    ts = []
+    for _ in range(REPS):
+        e0.record()
+        f()
+        e1.record()
+        e1.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(e0, e1))
+    ts.sort()
+    return {"median_ms": ts[len(ts) // 2], "min_ms": ts[0], "max_ms": ts[-1]}
+
+
+def probe(n: int) -> dict:
+    rs = cp.random.RandomState(n)
+    a = cp.asfortranarray(rs.standard_normal((n, n), dtype=cp.float32))
+    b = cp.asfortranarray(rs.standard_normal((n, n), dtype=cp.float32))
+    bud = M.budget(8, n)
+    mods = D.constants()
+    words = D.summary_words()
+    rec = {"m": n, "n": n, "k": n, "routes": {"a": D.route_for(1, n), "b": D.route_for(n, 1)}}
+    for name, x, axis, bits, w in (("convert_a", a, 1, bud.alpha, words[0]),
+                                   ("convert_b", b, 0, bud.beta, words[1])):
+        rec[name] = timed(lambda: D.convert(x, axis, bits, mods, stats=w))
+        rec[name + "_nocheck"] = timed(lambda: D.convert(x, axis, bits, mods, stats=False))
+    rec["gemm"] = timed(lambda: D.gemm(a, b, on_loss="raise"))
+    rec["gemm_nocheck"] = timed(lambda: D.gemm(a, b, on_loss="ignore"))
+    rec["tflops"] = 2.0 * n ** 3 / rec["gemm"]["median_ms"] / 1e9
+    rec["tflops_nocheck"] = 2.0 * n ** 3 / rec["gemm_nocheck"]["median_ms"] / 1e9
+    return rec
+
+
+def main(argv) -> int:
+    sizes = [int(s) for s in argv] or [8192]
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    recs = []
+    for n in sizes:
+        r = probe(n)
+        recs.append(r)
+        f = lambda k: f"{r[k]['median_ms']:.3f}"  # noqa: E731
+        print(f"{n}^3: convert A {f('convert_a')} ms (without the check {f('convert_a_nocheck')}),"
+              f" B {f('convert_b')} ({f('convert_b_nocheck')}); pipeline {f('gemm')} ms "
+              f"({f('gemm_nocheck')}): {r['tflops']:.1f} TFLOPS ({r['tflops_nocheck']:.1f})",
+              flush=True)
+    out = {"device": props["name"].decode(), "date": datetime.date.today().isoformat(),
+           "reps": REPS, "records": recs}
+    path = os.path.join(os.environ.get("OUT", "."), "int8_check_cost.json")
+    with open(path, "w") as fh:
+        json.dump(out, fh, indent=1)
+    print("wrote", path, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
