@@ -183,3 +183,14 @@ def test_gemv_splits_k_when_its_blocks_are_few(m, n, ta, tb):
     assert few.spec.name == "gemv" and few.params.split_k > 1, few.describe()
     many = planner.candidates(prob(8192, 1, 4096, True, False), H100, "ieee")[0]
     assert many.spec.name == "gemv" and many.params.split_k == 1, many.describe()
+
+
+@pytest.mark.parametrize("m,n,k,tb", [(16384, 32, 8192, True), (2048, 64, 8192, True)])
+def test_tf32x3_narrow_outputs_take_the_64_wide_tile(m, n, k, tb):
+    """An ML layer of 32-64 tokens (n in the canonical problem): a 128-wide
+    tensor-core tile computes 2-4x the useful columns, the BN=64 config
+    does not; a square product keeps the 128x128 tile."""
+    c = planner.candidates(prob(m, n, k, tb=tb), H100, "tf32x3")[0]
+    assert c.spec.name == "tf32x3_wgmma_rs" and c.params.BN == 64, c.describe()
+    big = planner.candidates(prob(4096, 4096, 4096), H100, "tf32x3")[0]
+    assert big.spec.name == "tf32x3_wgmma_rs" and big.params.BN == 128, big.describe()

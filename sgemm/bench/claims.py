@@ -230,7 +230,7 @@ TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
 _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
-SANITIZER_LATEST = "sanitizer-splitk-reduce-h100-2026-11-25.json"
+SANITIZER_LATEST = "sanitizer-bn64-gemv-split-h100-2026-11-26.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
 EAGER = "eager-costs-h100-2026-11-26.json"
 
@@ -392,10 +392,12 @@ CLAIMS: tuple[Claim, ...] = (
           ("gemv-wider-h100-2026-11-26.json",),
           "SGEMM_AUTOTUNE=0 OUT=dir python bench/probes/gemv_wider.py 777",
           ("docs/notes/dispatch.md",)),
-    Claim("sanitizer-gemv-split", "compute-sanitizer on gemv through the two-launch K split "
-          "(four configs, deep boundary cases): errors", ("sanitizer-gemv-split-h100-2026-11-26.json",),
-          _SAN_CMD, ("docs/notes/dispatch.md",),
-          note="SANITIZE_ARGS=\"--only gemv@n1k/s3,gemv@m2r/s2,gemv@n4r/s4,gemv@m1k/s2\""),
+    Claim("calibration-bn64", "A calibration sweep on the H100 fitted (29 configs, 9534 "
+          "timings): the rates of tf32x3_wgmma_rs's BN=64 configs, merged into the shipped "
+          "calibration scaled by their BN=128 sibling's shipped / fitted rate",
+          ("calibration-fit-h100-2026-11-26.json",),
+          "sgemm tune --calibrate --seconds 140 --n 200 --out cost.json",
+          ("sgemm/data/cost-nvidia-h100-80gb-hbm3-sm132-sm_90a.json", "docs/notes/dispatch.md")),
     Claim("torch-gpu-checks", "The torch helper's device run: the changed epilogue kernels under "
           "four sanitizer tools (196 boundary cases) and the torch and epilogue GPU tests",
           ("torch-gpu-h100-2026-11-26.log",), "OUT=$OUT BASE=.. T=110 bash "
@@ -515,10 +517,14 @@ CLAIMS: tuple[Claim, ...] = (
           "and GELU, and against PyTorch, both precisions", ("epilogue-h100-2026-11-26.json",),
           "OUT=$OUT BASE=.. T=110 bash scripts/torch_gpu_run.sh epi", ("docs/notes/torch.md", "docs/torch.md")),
     Claim("sanitizer-latest", "compute-sanitizer, latest run (memcheck, racecheck, synccheck, "
-          "initcheck; split-K, gemv's blocks, `auto` for FP32 and tf32x3): errors",
+          "initcheck; tf32x3_wgmma_rs's BN=64 configs, gemv's K split, `auto` for FP32 and "
+          "tf32x3): errors",
           (SANITIZER_LATEST,),
           _SAN_CMD, ("README.md", "docs/reliability.md"), _sanitizer(SANITIZER_LATEST),
           _SAN_ONLY),
+    Claim("sanitizer-splitk-reduce", "compute-sanitizer on the split-K reduction rewrite, "
+          "gemv's blocks and `auto`", ("sanitizer-splitk-reduce-h100-2026-11-25.json",),
+          _SAN_CMD, ("docs/reliability.md",), note=_SAN_ONLY),
     Claim("sanitizer-gemv", "compute-sanitizer on gemv's new blocks, gemv_wide (small sides "
           "2 and 8 added), split-K and `auto`, before the reduction rewrite",
           ("sanitizer-gemv-h100-2026-11-25.json",), _SAN_CMD, ("docs/reliability.md",),
