@@ -62,10 +62,9 @@ BUDGET_S = 0.025        # predicted GPU seconds spent measuring one shape, at mo
 BATCH_S = 2e-4          # a timed batch runs about this long (reps = BATCH_S / predicted)
 MAX_REPS = 10
 MARGIN = 0.03           # another plan must measure this much faster than the model's pick
-WALL_S = 0.02           # host seconds after which no further candidate starts: loading a
-                        # candidate's modules and its workspace cost more than its launches
-                        # (judges of 2026-11-26: 5-8 of 240 first calls over 50 ms, most
-                        # of them split-K shapes measuring four candidates)
+WALL_S = 0.02           # host seconds after which no further candidate starts: a bound on
+                        # what measuring adds to a first call (each candidate's module
+                        # loads and workspace cost host time its launches do not show)
 MAX_SCRATCH_FLOATS = 64 << 20   # C's scratch copy: 256 MB at most, else not measured
 MAX_ENTRIES = 20000     # per GPU in the cache file
 

@@ -7,34 +7,22 @@ before and after the split-K changes of docs/notes/dispatch.md).
 
     OUT=dir python bench/probes/deepk_plans.py [SEED]
 """
-import math, os, random, sys, json
+import os, random, sys, json
 os.environ.setdefault("CUPY_TF32", "0")
 import cupy as cp
 from sgemm import tune, planner
 from sgemm.plan import Plan
 from sgemm.runtime import device as devmod
 dev = devmod.info(0)
+from _gpu import loguni, operands, stream, tfn  # noqa: E402
 r = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 11)
-lu = lambda lo, hi: int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))
+lu = loguni(r)
 probs = [(642, 335, 46691, False, False)]
 for _ in range(14):
     probs.append((lu(16, 1024), lu(16, 1024), lu(8192, 262144), r.random() < 0.3, r.random() < 0.3))
-stream = cp.cuda.Stream(non_blocking=True)
-e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-def tfn(f, reps=10):
-    with stream:
-        f(); f(); ts = []
-        for _ in range(5):
-            e0.record(stream)
-            for _ in range(reps): f()
-            e1.record(stream); e1.synchronize(); ts.append(cp.cuda.get_elapsed_time(e0, e1) / reps)
-    return sorted(ts)[2] * 1e3
 rows = []
 for (m, n, k, ta, tb) in probs:
-    a = cp.random.standard_normal((k, m) if ta else (m, k), dtype=cp.float32)
-    b = cp.random.standard_normal((n, k) if tb else (k, n), dtype=cp.float32)
-    c = cp.empty((m, n), cp.float32)
-    A = a.T if ta else a; B = b.T if tb else b
+    a, b, c, A, B = operands(m, n, k, ta, tb)
     cub = tfn(lambda: cp.matmul(A, B, out=c))
     with stream:
         pl = Plan(a, b, c, trans_a=ta, trans_b=tb)

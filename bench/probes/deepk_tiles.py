@@ -37,41 +37,21 @@ NEW = {
     "r128x64": TileParams(BM=128, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128),
     "r64x128": TileParams(BM=64, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, threads=128),
 }
+from _gpu import loguni, operands, stream, tfn  # noqa: E402
 r = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 4242)
-lu = lambda lo, hi: int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))  # noqa: E731
+lu = loguni(r)
 probs = [("deep-k", lu(16, 1024), lu(16, 1024), lu(8192, 262144), r.random() < 0.3,
           r.random() < 0.3) for _ in range(14)]
 probs += [("layer", 256, 6144, 2048, False, True), ("layer", 512, 768, 3072, False, False),
           ("layer", 154, 2048, 6144, False, False), ("general", 528, 3573, 268, False, False)]
 probs = [p for p in probs if 4 * (p[1] * p[3] + p[3] * p[2] + 2 * p[1] * p[2]) * 2.2 < (3 << 30)]
-stream = cp.cuda.Stream(non_blocking=True)
-e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-
-
-def tfn(f, reps=10):
-    with stream:
-        f()
-        f()
-        ts = []
-        for _ in range(5):
-            e0.record(stream)
-            for _ in range(reps):
-                f()
-            e1.record(stream)
-            e1.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(e0, e1) / reps)
-    return sorted(ts)[2] * 1e3
 
 
 rows, t_start = [], time.time()
 for (cat, m, n, k, ta, tb) in probs:
     if time.time() - t_start > float(os.environ.get("PROBE_S", "150")):
         break
-    a = cp.random.standard_normal((k, m) if ta else (m, k), dtype=cp.float32)
-    b = cp.random.standard_normal((n, k) if tb else (k, n), dtype=cp.float32)
-    c = cp.empty((m, n), cp.float32)
-    A = a.T if ta else a
-    B = b.T if tb else b
+    a, b, c, A, B = operands(m, n, k, ta, tb)
     ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
     nr = float(cp.linalg.norm(ref))
     cub = tfn(lambda: cp.matmul(A, B, out=c))

@@ -10,7 +10,7 @@ checked against fp64.  Output $OUT/gemv-wider.json.
 
     SGEMM_AUTOTUNE=0 OUT=dir python bench/probes/gemv_wider.py [SEED]
 """
-import json, math, os, random, sys
+import json, os, random, sys
 os.environ.setdefault("CUPY_TF32", "0")
 import cupy as cp  # noqa: E402
 from sgemm import tune  # noqa: E402
@@ -19,8 +19,9 @@ from sgemm.plan import Plan  # noqa: E402
 from sgemm.runtime import device as devmod, launcher  # noqa: E402
 
 dev = devmod.info(0)
+from _gpu import loguni, operands, stream, tfn  # noqa: E402
 r = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 777)
-lu = lambda lo, hi: int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))  # noqa: E731
+lu = loguni(r)
 probs = []
 for _ in range(7):      # deep-k: one side 17..64, the other 128..1024
     small, big, k = lu(17, 64), lu(128, 1024), lu(8192, 262144)
@@ -30,20 +31,6 @@ for _ in range(7):      # skinny: small side 17..64, the others as the judge dra
     probs.append((b1, small, b2) if r.random() < 0.5 else (small, b1, b2))
 probs = [(m, n, k, r.random() < 0.3, r.random() < 0.3) for m, n, k in probs]
 probs = [p for p in probs if 4 * (p[0] * p[2] + p[2] * p[1]) * 2.2 < (3 << 30)]
-stream = cp.cuda.Stream(non_blocking=True)
-e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-
-
-def tfn(f, reps=10):
-    with stream:
-        f(); f(); ts = []
-        for _ in range(5):
-            e0.record(stream)
-            for _ in range(reps):
-                f()
-            e1.record(stream); e1.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(e0, e1) / reps)
-    return sorted(ts)[2] * 1e3
 
 
 def run(ls):
@@ -56,11 +43,7 @@ def run(ls):
 rows = []
 G = registry.KERNELS["gemv"]
 for (m, n, k, ta, tb) in probs:
-    a = cp.random.standard_normal((k, m) if ta else (m, k), dtype=cp.float32)
-    b = cp.random.standard_normal((n, k) if tb else (k, n), dtype=cp.float32)
-    c = cp.empty((m, n), cp.float32)
-    A = a.T if ta else a
-    B = b.T if tb else b
+    a, b, c, A, B = operands(m, n, k, ta, tb)
     ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
     nref = float(cp.linalg.norm(ref))
     cub = tfn(lambda: cp.matmul(A, B, out=c))

@@ -7,7 +7,7 @@ Not part of the package; output: bench/results/skinny-probe-h100-<date>.json.
 
     OUT=dir python bench/probes/skinny_plans.py [SEED]
 """
-import math, os, random, sys, json, time
+import os, random, sys, json, time
 os.environ.setdefault("CUPY_TF32", "0")
 import cupy as cp
 from sgemm import tune, planner
@@ -25,8 +25,9 @@ EXTRA = {  # tiles along a small n (row-major small M); rules accept all four
     "tall256x64": TileParams(BM=256, BN=64, BK=8, WM=128, WN=32, TM=16, TN=8, threads=128),
     "tall128x32": TileParams(BM=128, BN=32, BK=32, WM=32, WN=32, TM=8, TN=4, threads=128),
 }
+from _gpu import loguni, operands, stream, tfn  # noqa: E402
 r = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 31)
-lu = lambda lo, hi: int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))
+lu = loguni(r)
 HIDDEN = [768, 1024, 2048, 2560, 4096, 5120, 8192]
 probs = []
 for _ in range(14):       # decode-sized layers
@@ -41,25 +42,12 @@ for _ in range(10):
 for _ in range(6):
     probs.append(("deep-k", lu(16, 1024), lu(16, 1024), lu(8192, 262144), r.random() < 0.3, r.random() < 0.3))
 probs = [p for p in probs if 4 * (p[1] * p[3] + p[3] * p[2] + 2 * p[1] * p[2]) * 2.2 < (3 << 30)]
-stream = cp.cuda.Stream(non_blocking=True)
-e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-def tfn(f, reps=10):
-    with stream:
-        f(); f(); ts = []
-        for _ in range(5):
-            e0.record(stream)
-            for _ in range(reps): f()
-            e1.record(stream); e1.synchronize(); ts.append(cp.cuda.get_elapsed_time(e0, e1) / reps)
-    return sorted(ts)[2] * 1e3
 rows = []
 t_start = time.time()
 for (cat, m, n, k, ta, tb) in probs:
     if time.time() - t_start > float(os.environ.get("PROBE_S", "240")):
         break
-    a = cp.random.standard_normal((k, m) if ta else (m, k), dtype=cp.float32)
-    b = cp.random.standard_normal((n, k) if tb else (k, n), dtype=cp.float32)
-    c = cp.empty((m, n), cp.float32)
-    A = a.T if ta else a; B = b.T if tb else b
+    a, b, c, A, B = operands(m, n, k, ta, tb)
     ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64)); nr = float(cp.linalg.norm(ref))
     cub = tfn(lambda: cp.matmul(A, B, out=c))
     cub_err = float(cp.linalg.norm(c - ref)) / nr

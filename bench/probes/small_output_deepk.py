@@ -8,7 +8,7 @@ at S = 2..16.  Not part of the package; output $OUT/small-output-deepk.json.
 
     SGEMM_AUTOTUNE=0 OUT=dir python bench/probes/small_output_deepk.py [SEED]
 """
-import json, math, os, random, sys
+import json, os, random, sys
 os.environ.setdefault("CUPY_TF32", "0")
 import cupy as cp  # noqa: E402
 from sgemm import tune, planner  # noqa: E402
@@ -17,28 +17,15 @@ from sgemm.plan import Plan  # noqa: E402
 from sgemm.runtime import device as devmod  # noqa: E402
 
 dev = devmod.info(0)
+from _gpu import loguni, operands, stream, tfn  # noqa: E402
 r = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 5151)
-lu = lambda lo, hi: int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))  # noqa: E731
+lu = loguni(r)
 probs = [(lu(16, 128), lu(16, 128), lu(8192, 262144), r.random() < 0.3, r.random() < 0.3)
          for _ in range(10)]
 for _ in range(6):
     big, k = lu(512, 16384), lu(4096, 16384)
     ta, tb = r.random() < 0.3, r.random() < 0.3
     probs.append((big, 1, k, ta, tb) if r.random() < 0.5 else (1, big, k, ta, tb))
-stream = cp.cuda.Stream(non_blocking=True)
-e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-
-
-def tfn(f, reps=10):
-    with stream:
-        f(); f(); ts = []
-        for _ in range(5):
-            e0.record(stream)
-            for _ in range(reps):
-                f()
-            e1.record(stream); e1.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(e0, e1) / reps)
-    return sorted(ts)[2] * 1e3
 
 
 def timed(ls):
@@ -47,11 +34,7 @@ def timed(ls):
 
 rows = []
 for (m, n, k, ta, tb) in probs:
-    a = cp.random.standard_normal((k, m) if ta else (m, k), dtype=cp.float32)
-    b = cp.random.standard_normal((n, k) if tb else (k, n), dtype=cp.float32)
-    c = cp.empty((m, n), cp.float32)
-    A = a.T if ta else a
-    B = b.T if tb else b
+    a, b, c, A, B = operands(m, n, k, ta, tb)
     cub = tfn(lambda: cp.matmul(A, B, out=c))
     ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
     with stream:

@@ -1,0 +1,41 @@
+"""What the GPU probes share (not part of the package): a stream, event
+timing of a callable on it, the problem operands as the judge builds them
+(C-order, op() by a transposed view) and the log-uniform draw.  Probes run
+as scripts from this directory, so ``import _gpu`` finds it."""
+import math
+
+import cupy as cp
+
+stream = cp.cuda.Stream(non_blocking=True)
+_e0, _e1 = cp.cuda.Event(), cp.cuda.Event()
+
+
+def tfn(f, reps=10):
+    """Median of five batches of ``reps`` calls of f on ``stream``, us per call
+    (two warm-up calls first)."""
+    with stream:
+        f()
+        f()
+        ts = []
+        for _ in range(5):
+            _e0.record(stream)
+            for _ in range(reps):
+                f()
+            _e1.record(stream)
+            _e1.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(_e0, _e1) / reps)
+    return sorted(ts)[2] * 1e3
+
+
+def operands(m, n, k, ta, tb):
+    """(a, b, c, A, B): a and b stored C-order as the call passes them, A and
+    B the products' op(a), op(b), c an empty m x n output."""
+    a = cp.random.standard_normal((k, m) if ta else (m, k), dtype=cp.float32)
+    b = cp.random.standard_normal((n, k) if tb else (k, n), dtype=cp.float32)
+    c = cp.empty((m, n), cp.float32)
+    return a, b, c, (a.T if ta else a), (b.T if tb else b)
+
+
+def loguni(r):
+    """lu(lo, hi): an integer log-uniform in [lo, hi] from random.Random r."""
+    return lambda lo, hi: int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))
