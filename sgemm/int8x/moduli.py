@@ -1,4 +1,5 @@
-"""Moduli, the exactness budget and Garner's constants (pure integer math).
+"""Moduli, the exactness budget and the reconstruction's constants (pure
+integer math).
 
 Moduli: pairwise coprime integers <= 256, largest first, so that symmetric
 residues (-p/2, p/2] fit int8 and the product P of N of them is as large as
@@ -15,6 +16,7 @@ so any K works and the bit budget below is the only limit on depth.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -90,28 +92,20 @@ def mixed_radix_range(ms: tuple[int, ...]) -> tuple[int, int]:
     return lo, lo + w - 1
 
 
-GARNER_OFFSET_BITS = 19        # 40_int8x.cu: |sum_q v_q W_lq| < 15 * 128 * 256 < 2^19
+def crt_weights(ms: tuple[int, ...]) -> tuple[int, ...]:
+    """E_l = (P / p_l) ((P / p_l)^-1 mod p_l) mod P: C' = sum_l r_l E_l mod P
+    for the residues r_l = C' mod p_l (the Chinese remainder theorem)."""
+    P = product(ms)
+    return tuple((P // p) * pow(P // p, -1, p) % P for p in ms)
 
 
-@lru_cache(maxsize=None)
-def garner_weights(ms: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
-    """(W, Winv) for the one-sum form of Garner's digits that int8x_garner
-    uses: W[l][q] = p_0 ... p_{q-1} mod p_l for q < l, Winv[l] = (p_0 ...
-    p_{l-1})^-1 mod p_l, so v_l = (r_l - sum_q v_q W[l][q]) Winv[l] mod p_l
-    gives the digits of the chain in garner_inverses."""
-    w = tuple(tuple(math.prod(ms[:q]) % ms[l] for q in range(l)) for l in range(len(ms)))
-    winv = tuple(pow(math.prod(ms[:l]), -1, ms[l]) for l in range(len(ms)))
-    return w, winv
-
-
-def barrett(p: int) -> int:
-    """ceil(2^32 / p): umulhi(t, barrett(p)) = floor(t / p) for 0 <= t < 2^24."""
-    return -(-(1 << 32) // p)
-
-
-def garner_offset(p: int) -> int:
-    """The least multiple of p at or above 2^GARNER_OFFSET_BITS."""
-    return -(-(1 << GARNER_OFFSET_BITS) // p) * p
+def crt_margin(ms: tuple[int, ...]) -> float:
+    """The least distance from sum_l r_l E_l / P to a half-integer, over
+    every C' the budget allows: 1/2 - max |C'| / P, max |C'| =
+    2^(bitlen(P/2) - 1) (see budget).  int8x_garner's FP32 quotient is
+    within 2e-3 of that sum, so it rounds to the right q when this is larger."""
+    P = product(ms)
+    return 0.5 - 2 ** ((P // 2).bit_length() - 1) / P
 
 
 def residue_multiplier(p: int) -> int:
@@ -132,11 +126,16 @@ def _i32(x: int) -> int:
 
 
 def kernel_constants(ms: tuple[int, ...]) -> list[int]:
-    """The int array 40-42 read: p_0..p_{N-1}; W[l][q] row by row (q < l);
-    Winv[l]; ceil(2^32 / p_l) as the bits of an int32; the offset of each
-    digit sum; then the residue kernels' floor((2^32 - 1) / p_l) (int32
-    bits) and residue_shift(p_l).  The INT8 GEMMs read only p_l."""
-    w, winv = garner_weights(ms)
-    return (list(ms) + [x for row in w for x in row] + list(winv) +
-            [_i32(barrett(p)) for p in ms] + [garner_offset(p) for p in ms] +
-            [_i32(residue_multiplier(p)) for p in ms] + [residue_shift(p) for p in ms])
+    """The int array 40-42 read: p_0..p_{N-1}; the residue kernels'
+    floor((2^32 - 1) / p_l) (int32 bits) and residue_shift(p_l); then
+    int8x_garner's E_l as (low, high) int32 words, E_l / P rounded to float
+    (its bits), and P as (low, high).  The INT8 GEMMs read only p_l."""
+    P = product(ms)
+    if P >= 1 << 64 or crt_margin(ms) < 0.01:
+        raise ValueError(f"int8x: {len(ms)} moduli: int8x_garner's 64-bit CRT needs P < 2^64 "
+                         f"and a quotient margin >= 0.01 (at most 8 moduli)")
+    words = lambda x: [_i32(x & 0xFFFFFFFF), _i32(x >> 32)]  # noqa: E731
+    e = crt_weights(ms)
+    f = [struct.unpack('<i', struct.pack('<f', x / P))[0] for x in e]   # rounded to nearest
+    return (list(ms) + [_i32(residue_multiplier(p)) for p in ms] +
+            [residue_shift(p) for p in ms] + [w for x in e for w in words(x)] + f + words(P))

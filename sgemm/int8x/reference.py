@@ -12,9 +12,9 @@ Steps, each as a kernel will do it:
 4. C'_l = A'_l B'_l exactly (int64 here; INT32 on the GPU, where K deeper
    than one exact INT32 sum is folded modulo p_l, so the GPU's planes are
    congruent to these and Garner's digits are the same);
-5. Garner: symmetric mixed-radix digits v_l of C' from the C'_l mod p_l,
-   then C' = v_0 + p_0 (v_1 + p_1 (...)) evaluated in float64 (exact up to
-   2^53, then one rounding a step);
+5. C' from the C'_l mod p_l, exactly (symmetric mixed-radix digits here,
+   the Chinese remainder theorem in 64-bit integers on the GPU), rounded
+   once to float64;
 6. C = C' 2^-(mu_i + nu_j), then alpha C + beta C_in.
 
 Accuracy comes from step 2 alone: each entry of a row of A is rounded to a
@@ -70,7 +70,10 @@ def residues(x_int: np.ndarray, p: int) -> np.ndarray:
 
 def garner(c_res: list, ms: tuple) -> tuple[list, np.ndarray]:
     """Symmetric mixed-radix digits of C' from its residues, and C' in
-    float64 by Horner's rule from the top digit."""
+    float64: the exact integer (Horner's rule from the top digit in int64,
+    every partial value below |C'| / p_0 + 1 < 2^62) rounded once to
+    nearest, as int8x_garner's CRT sum converts it (Python integers past
+    8 moduli, where C' may pass int64)."""
     inv = M.garner_inverses(ms)
     digits = []
     for l, p in enumerate(ms):
@@ -78,10 +81,11 @@ def garner(c_res: list, ms: tuple) -> tuple[list, np.ndarray]:
         for j in range(l):
             t = np.mod((t - digits[j]) * inv[l][j], p)
         digits.append(np.where(t >= (p + 1) // 2, t - p, t))
-    x = digits[-1].astype(np.float64)
+    wide = M.product(ms) >= 1 << 64
+    x = np.asarray(digits[-1], object if wide else np.int64)
     for l in range(len(ms) - 2, -1, -1):
-        x = digits[l] + ms[l] * x
-    return digits, x
+        x = np.asarray(digits[l], x.dtype) + (ms[l] if wide else np.int64(ms[l])) * x
+    return digits, x.astype(np.float64)
 
 
 def decompose(a: np.ndarray, b: np.ndarray, n_moduli: int = 8) -> Parts:

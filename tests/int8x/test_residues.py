@@ -2,9 +2,9 @@
 reductions modulo p (int8_common.cuh: i8c::mod_small, i8c::mod_f) emulated in IEEE float32
 and int32 exactly as the kernels write them, against exact integer
 remainders for every modulus and every value the kernels can meet (|x| <=
-2^31: the scaled integers of moduli.budget and any INT32 plane); Garner's
-digits through them against reference.garner; the launch grids; and the
-source lines the emulation mirrors.  The GPU test (tests/gpu/test_int8x_gpu.py) compares the
+2^31: the scaled integers of moduli.budget and any INT32 plane); the
+reconstruction's 64-bit CRT sum against exact integers and reference.garner;
+the launch grids; and the source lines the emulation mirrors.  The GPU test (tests/gpu/test_int8x_gpu.py) compares the
 kernel's planes with reference.py bit for bit."""
 from __future__ import annotations
 
@@ -36,41 +36,6 @@ def mod_small(x: np.ndarray, p: int) -> np.ndarray:
     hi = (x >> 16).astype(np.int32)                 # arithmetic shift, as (int)(x >> 16)
     lo = (x & 0xFFFF).astype(np.int32)
     return mod_f(hi * np.int32(65536 % p) + lo, p)
-
-
-def garner_digits(planes, ms):
-    """int8x_garner's digit loop, vectorised over elements."""
-    inv = M.garner_inverses(ms)
-    v = []
-    for l, p in enumerate(ms):
-        x = mod_small(planes[l], p)
-        for q in range(l):
-            x = mod_f((x - v[q]) * inv[l][q], p)
-        v.append(np.where(x >= (p + 1) // 2, x - p, x))
-    return v
-
-
-def mod_u(t: np.ndarray, p: int) -> np.ndarray:
-    """i8x::mod_u: t - umulhi(t, ceil(2^32 / p)) p for 0 <= t < 2^24."""
-    t = np.asarray(t, np.int64)
-    assert t.min(initial=0) >= 0 and t.max(initial=0) < 2 ** 24
-    q = (t.astype(np.uint64) * np.uint64(M.barrett(p))) >> np.uint64(32)
-    return t - q.astype(np.int64) * p
-
-
-def garner_bytes(planes, ms):
-    """int8x_garner's digits from byte planes (r_l = C'_l mod p_l in [0, p)):
-    the weighted-sum form with its offsets, as the kernel writes it."""
-    w, winv = M.garner_weights(ms)
-    v = []
-    for l, p in enumerate(ms):
-        t = np.asarray(planes[l], np.int64) + M.garner_offset(p)
-        for q in range(l):
-            t = t - v[q] * w[l][q]
-        assert t.min() >= 0 and t.max() < 2 ** 21        # the kernel's bound
-        x = mod_u(mod_u(t, p) * winv[l], p)
-        v.append(np.where(x >= (p + 1) // 2, x - p, x))
-    return v
 
 
 def _values(rng, p: int) -> np.ndarray:
@@ -113,64 +78,6 @@ def test_a_plain_float_quotient_without_the_correction_is_wrong():
         q = np.floor(t.astype(np.float32) * (np.float32(1) / np.float32(p))).astype(np.int32)
         bad += int(np.count_nonzero(t - q * p != np.mod(v, p)))
     assert bad > 0
-
-
-def test_garner_digits_match_the_reference():
-    """Random INT32 planes (the whole range: folded or exact GEMM output) and
-    the planes of real products: the kernel's digit loop gives
-    reference.garner's digits, so Horner's rule sees the same integers."""
-    from sgemm.int8x import reference as R
-    ms = M.moduli(8)
-    rng = np.random.default_rng(2)
-    planes = [rng.integers(-2 ** 31, 2 ** 31, 20000) for _ in ms]
-    planes[0][:4] = [-2 ** 31, 2 ** 31 - 1, 0, -1]
-    want, _ = R.garner([np.asarray(x, np.int64) for x in planes], ms)
-    for got, w in zip(garner_digits(planes, ms), want):
-        np.testing.assert_array_equal(got, w)
-    a = rng.standard_normal((30, 700))
-    b = rng.standard_normal((700, 20))
-    parts = R.decompose(a, b, 8)
-    for got, w in zip(garner_digits([c.ravel() for c in parts.c_res], ms), parts.digits):
-        np.testing.assert_array_equal(got, w.ravel())
-
-
-@pytest.mark.parametrize("p", M.moduli(8))
-def test_barrett_quotient_is_exact_below_2_24(p):
-    """Every t < 2^21 (the digit sums, offsets included) and < 2^16 (digit
-    times Winv), and the top of the claimed range, reduce exactly."""
-    t = np.arange(2 ** 21, dtype=np.int64)
-    np.testing.assert_array_equal(mod_u(t, p), t % p)
-    top = np.arange(2 ** 24 - 2 ** 16, 2 ** 24, dtype=np.int64)
-    np.testing.assert_array_equal(mod_u(top, p), top % p)
-
-
-def test_barrett_fails_past_its_range():
-    """The bound is not slack: for p = 233 some t of 2^32 / 233 or more gives
-    a quotient one too large (the test above could not pass by accident)."""
-    p = 233
-    t = np.arange(2 ** 32 // p, 2 ** 32 // p + 2 ** 20, dtype=np.int64)
-    q = (t.astype(np.uint64) * np.uint64(M.barrett(p))) >> np.uint64(32)
-    assert np.any(q.astype(np.int64) != t // p)
-
-
-def test_byte_plane_garner_matches_the_reference_digits():
-    """Byte planes (C'_l mod p_l) of random INT32 planes and of real
-    products: the kernel's weighted-sum digits are reference.garner's."""
-    from sgemm.int8x import reference as R
-    ms = M.moduli(8)
-    rng = np.random.default_rng(4)
-    planes = [rng.integers(-2 ** 31, 2 ** 31, 20000) for _ in ms]
-    planes[0][:4] = [-2 ** 31, 2 ** 31 - 1, 0, -1]
-    want, _ = R.garner([np.asarray(x, np.int64) for x in planes], ms)
-    got = garner_bytes([np.mod(x, p) for x, p in zip(planes, ms)], ms)
-    for g, w_ in zip(got, want):
-        np.testing.assert_array_equal(g, w_)
-    a = rng.standard_normal((30, 700))
-    b = rng.standard_normal((700, 20))
-    parts = R.decompose(a, b, 8)
-    got = garner_bytes([np.mod(c.ravel(), p) for c, p in zip(parts.c_res, ms)], ms)
-    for g, w_ in zip(got, parts.digits):
-        np.testing.assert_array_equal(g, w_.ravel())
 
 
 def sym_residue(v: np.ndarray, p: int) -> np.ndarray:
@@ -261,75 +168,84 @@ def test_one_product_would_overflow_the_scale():
     assert R.exponents(x, 1, 25)[0] > 127
 
 
-def horner_split(digits, ms, hi: int = 4):
-    """int8x_garner's Horner: the top `hi` digits in int32 (checked to stay
-    inside it), then float64 steps without contraction, then times
-    2^-(mu + nu) -- as the kernel writes it."""
+def crt_bytes(planes, ms):
+    """int8x_garner's C' from byte planes (r_l = C'_l mod p_l in [0, p)), as
+    the kernel writes it: sum_l r_l E_l modulo 2^64, the quotient q from an
+    FP32 sum of r_l F_l (each FMA emulated by the float64 sum of the exact
+    product, rounded to float32: the bound is what this checks, not the
+    FP32 bits), rounded to nearest, and C' = sum - q P as int64.  Returns
+    (C', the FP32 sum, the exact quotient sum_l r_l E_l / P)."""
+    flat = M.kernel_constants(ms)
     n = len(ms)
-    yi = np.asarray(digits[-1], np.int64)
-    for l in range(n - 2, n - hi - 1, -1):
-        yi = np.asarray(digits[l], np.int64) + ms[l] * yi
-        assert np.abs(yi).max() < 2 ** 31
-    y = yi.astype(np.float64)
-    for l in range(n - hi - 1, -1, -1):
-        y = np.asarray(digits[l], np.float64) + np.float64(ms[l]) * y    # two roundings
-    return y
+    words = lambda i: (flat[i] & 0xFFFFFFFF) | (flat[i + 1] & 0xFFFFFFFF) << 32  # noqa: E731
+    e = [words(3 * n + 2 * l) for l in range(n)]
+    f = np.array(flat[5 * n:6 * n], np.int32).view(np.float32)
+    P = words(6 * n)
+    r = [np.asarray(x, np.uint64) for x in planes]
+    acc = np.zeros(r[0].shape, np.uint64)
+    qs = np.zeros(r[0].shape, np.float32)
+    with np.errstate(over="ignore"):
+        for l in range(n):
+            acc = acc + r[l] * np.uint64(e[l])                 # modulo 2^64
+            qs = (r[l].astype(np.float64) * np.float64(f[l]) + qs).astype(np.float32)
+        q = np.rint(qs).astype(np.int64)
+        c = (acc - q.astype(np.uint64) * np.uint64(P)).view(np.int64)
+    exact = sum(r[l].astype(object) * e[l] for l in range(n)) / P
+    return c, qs, exact
 
 
-def test_horner_split_equals_the_reference_horner():
-    """Random digits, and every digit at either end of its range (the
-    largest magnitudes the int32 steps meet), give reference.garner's
-    float64 value bit for bit."""
+def test_crt_gives_the_exact_integer_over_the_whole_budget():
+    """Every C' the budget allows (|C'| < 2^(bitlen(P/2) - 1), its ends
+    included) and the residues of real products: int8x_garner's 64-bit CRT
+    sum gives C' exactly, and its float64 is reference.garner's, bit for bit."""
     from sgemm.int8x import reference as R
     ms = M.moduli(8)
-    rng = np.random.default_rng(9)
-    digits = [rng.integers(-(p // 2), (p + 1) // 2, 50000) for p in ms]
-    for l, p in enumerate(ms):                     # the range's ends
-        digits[l][:2] = [-(p // 2), (p - 1) // 2]
-    value = np.zeros(50000, object)                # the integers the digits spell, exactly
-    w = 1
-    for l, p in enumerate(ms):
-        value = value + digits[l].astype(object) * w
-        w *= p
-    c_res = [np.array([int(v) % p for v in value], np.int64) for p in ms]
-    got_digits, want = R.garner(c_res, ms)
-    for g, d in zip(got_digits, digits):
-        np.testing.assert_array_equal(g, d)        # the digits are the ones spelled
-    np.testing.assert_array_equal(horner_split(digits, ms), want)
-    # the bound for any 4 pairwise coprime moduli <= 256: half their product < 2^31
-    assert 256 * 255 * 253 * 251 // 2 < 2 ** 31
-    # the scale: mu + nu in [-252, 358] keeps 2^-(mu + nu) a normal double
-    assert 1 <= 1023 - 358 and 1023 + 252 <= 2046
+    P = M.product(ms)
+    top = 2 ** ((P // 2).bit_length() - 1) - 1
+    rng = np.random.default_rng(4)
+    vals = [int(x) for x in rng.integers(-top, top, 20000, dtype=np.int64)]
+    vals += [top, -top, 0, 1, -1, top // 3, -(top // 7)]
+    planes = [np.array([v % p for v in vals], np.int64) for p in ms]
+    got, qs, exact = crt_bytes(planes, ms)
+    np.testing.assert_array_equal(got, np.array(vals, np.int64))
+    assert max(abs(float(a) - float(b)) for a, b in zip(qs, exact)) < 2e-3
+    _, want = R.garner(planes, ms)
+    np.testing.assert_array_equal(got.astype(np.float64), want)
+    a = rng.standard_normal((30, 700))
+    b = rng.standard_normal((700, 20))
+    parts = R.decompose(a, b, 8)
+    got, _, _ = crt_bytes([np.mod(c.ravel(), p) for c, p in zip(parts.c_res, ms)], ms)
+    _, want = R.garner(parts.c_res, ms)
+    np.testing.assert_array_equal(got.astype(np.float64), want.ravel())
+
+
+def test_crt_quotient_margin():
+    """The FP32 quotient rounds right when the exact one is at least
+    crt_margin from a half-integer: 0.16 for 8 moduli, against a sum
+    error below 2e-3; past 8 moduli P passes 2^64 and the constants refuse."""
+    assert M.crt_margin(M.moduli(8)) > 0.16
+    with pytest.raises(ValueError, match="at most 8 moduli"):
+        M.kernel_constants(M.moduli(9))
 
 
 def test_kernel_constants_layout():
-    """The int array the kernels read: p, W row by row, Winv, Barrett
-    multipliers (int32 bits), offsets; Garner's arithmetic stays exact."""
+    """The int array the kernels read: p, the residue kernels' multipliers
+    (int32 bits) and shifts, then int8x_garner's E_l (two words each),
+    F_l = E_l / P as float bits, and P (two words)."""
     ms = M.moduli(8)
     flat = M.kernel_constants(ms)
-    w, winv = M.garner_weights(ms)
-    assert len(flat) == 6 * 8 + 28
-    assert flat[:8] == list(ms) and flat[8:36] == [x for r in w for x in r]
-    assert flat[36:44] == list(winv) and winv[0] == 1
-    assert [x & 0xFFFFFFFF for x in flat[44:52]] == [-(-2 ** 32 // p) for p in ms]
-    assert all(o % p == 0 and 2 ** 19 <= o < 2 ** 19 + p for o, p in zip(flat[52:60], ms))
-    assert [x & 0xFFFFFFFF for x in flat[60:68]] == [(2 ** 32 - 1) // p for p in ms]
-    assert flat[68:76] == [M.residue_shift(p) for p in ms]
-    base = 4 * 8 + 8 * 7 // 2                      # i8x::load_mod's BASE
-    assert base == 60
+    P = M.product(ms)
+    assert len(flat) == 6 * 8 + 2
+    assert flat[:8] == list(ms)
+    assert [x & 0xFFFFFFFF for x in flat[8:16]] == [(2 ** 32 - 1) // p for p in ms]
+    assert flat[16:24] == [M.residue_shift(p) for p in ms]
+    e = [(flat[24 + 2 * l] & 0xFFFFFFFF) | (flat[25 + 2 * l] & 0xFFFFFFFF) << 32 for l in range(8)]
+    assert e == list(M.crt_weights(ms))
+    assert all(x % p == 1 and all(x % q == 0 for q in ms if q != p) for x, p in zip(e, ms))
+    f = np.array(flat[40:48], np.int32).view(np.float32)
+    np.testing.assert_array_equal(f, np.array([x / P for x in e], np.float32))
+    assert (flat[48] & 0xFFFFFFFF) | (flat[49] & 0xFFFFFFFF) << 32 == P
     assert all(-2 ** 31 <= x < 2 ** 31 for x in flat)
-    # the digit sum: 7 terms of |v| <= 128 times W < 256, inside the offset
-    assert 7 * 128 * 255 < 2 ** M.GARNER_OFFSET_BITS
-    assert max(ms) * max(winv) < 2 ** 24
-
-
-def test_garner_inner_step_stays_in_mod_f_range():
-    """(x - v_q) inv_lq with x in [0, p_l), v_q in [-p_q/2, p_q/2) and inv_lq
-    < p_l: below 2^24 for the 8 moduli (below 2^17 in fact)."""
-    ms = M.moduli(8)
-    inv = M.garner_inverses(ms)
-    worst = max((ms[l] - 1 + ms[q] // 2) * inv[l][q] for l in range(8) for q in range(l))
-    assert worst < 2 ** 17
 
 
 def test_budget_keeps_scaled_integers_inside_mod_small_range():
@@ -369,15 +285,14 @@ def test_source_mirrors_the_emulation():
                  "THREADS = 256,",
                  "const int hi = (int)(x >> 16), lo = (int)(x & 0xffff);",
                  "return mod_f(hi * c16 + lo, p, inv);",
-                 "return t - (int)__umulhi((unsigned)t, bm) * p;",
-                 "int t = (int)(r4 >> (8 * e) & 0xffu) + off[l];",
-                 "for (int q = 0; q < l; ++q) t -= v[q][e] * w[l * (l - 1) / 2 + q];",
-                 "const int x = i8x::mod_u(i8x::mod_u(t, p[l], bm[l]) * winv[l], p[l], bm[l]);",
-                 "v[l][e] = x >= (p[l] + 1) / 2 ? x - p[l] : x;",
-                 "winv[l] = mods[N + NW + l];",
-                 "bm[l] = (unsigned)mods[2 * N + NW + l];",
-                 "off[l] = mods[3 * N + NW + l];",
-                 "for (int q = 0; q < NW; ++q) w[q] = mods[N + q];",
+                 "enum : int { BASE = 3 * N };",
+                 "e[l] = i8x::u64_at(mods + BASE + 2 * l);",
+                 "f[l] = __int_as_float(mods[BASE + 2 * N + l]);",
+                 "const unsigned long long P = i8x::u64_at(mods + BASE + 3 * N);",
+                 "acc += (unsigned long long)r * e[l];",
+                 "const long long q = __float2ll_rn(qs);",
+                 "const long long cp = (long long)(acc - (unsigned long long)q * P);",
+                 "double y = __ll2double_rn(cp);",
                  "for (int j = blockIdx.y * 4 + threadIdx.x / 64; j < Nc; j += gridDim.y * 4) {",
                  "const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 16;",
                  "const int q = (int)floorf(__fmul_rn((float)t, inv));",
@@ -388,7 +303,7 @@ def test_source_mirrors_the_emulation():
                  "return m > 0.0f ? bits - ex : 0;",
                  "return __float2int_rn(__fmul_rn(__fmul_rn(x, s1), s2));",
                  "const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);",
-                 "enum : int { BASE = 4 * N + N * (N - 1) / 2 };",
+                 "enum : int { BASE = N };",
                  "m.mf = (unsigned)mods[BASE + l];",
                  "m.dd = mods[BASE + N + l];",
                  "m.lo = -(int)(m.p / 2);",
@@ -399,11 +314,7 @@ def test_source_mirrors_the_emulation():
                  "s = s >= m.lo + (int)m.p ? s - (int)m.p : s;",
                  "return (unsigned)(a & 0xff) | (unsigned)(b & 0xff) << 8 | "
                  "(unsigned)(c & 0xff) << 16 |",
-                 # Garner's Horner and scale (horner_split)
-                 "HI = N < 4 ? N : 4 };",
-                 "for (int l = N - 2; l >= N - HI; --l) yi = v[l][e] + p[l] * yi;",
-                 "for (int l = N - HI - 1; l >= 0; --l)",
-                 "y = __dadd_rn((double)v[l][e], __dmul_rn((double)p[l], y));",
-                 "y = __dmul_rn(y, __longlong_as_double((long long)(1023 - mu[i + e] - nj) "
+                 # the reconstruction's scale (reference.gemm's ldexp)
+                 "y = __dmul_rn(y, __longlong_as_double((long long)(1023 - mu[i + el] - nj) "
                  "<< 52));"]:
         assert line in src, line

@@ -25,16 +25,13 @@
 // multiply-high, no int<->float conversion (i8x::sym_residue).
 // After the INT8 GEMMs (41/42: byte planes, C'_l mod p_l in [0, p) as
 // uint8, column-major like C, rows padded to a multiple of 16):
-//   int8x_garner<N>: per element the symmetric mixed-radix digits of C' from
-//     its residues (Garner: v_l = ((r_l - v_0) p_0^-1 - v_1) p_1^-1 ... mod
-//     p_l, computed as one weighted sum, see the kernel), C' = v_0 + p_0 (v_1
-//     + p_1 (...)) in double without contraction
-//     (the emulation's order), scaled by 2^-(mu_i + nu_j), then
-//     C = alpha C' + beta C in double, rounded once to float; beta == 0
-//     never reads C.
+//   int8x_garner<N>: per element C' from its residues by the Chinese
+//     remainder theorem in 64-bit integers (see the kernel), converted to
+//     double once, scaled by 2^-(mu_i + nu_j), then C = alpha C' + beta C in
+//     double, rounded once to float; beta == 0 never reads C.
 // Each waits on griddepcontrol first (launched with PDL on sm_90 like the
-// other FP32 kernels).  Moduli and Garner's constants come in one int array:
-// p_0..p_{N-1}, then what int8x_garner lists (sgemm/int8x/moduli.py).
+// other FP32 kernels).  The moduli and every per-modulus constant come in one
+// int array (sgemm/int8x/moduli.py, kernel_constants).
 // Measured (H100, 8192^3, A and B column-major; `OUT=dir python
 // bench/probes/int8_gemm.py 8192`, bench/results/int8-gemm-probe-h100-
 // 2026-11-26.json): conversion of A (tiles route) 0.65 ms, of B (rows
@@ -71,15 +68,15 @@ __device__ __forceinline__ int scaled(float x, float s1, float s2) {
 }
 
 // Per-modulus constants of sym_residue, from the constants array
-// (moduli.kernel_constants: after the 4 N + N (N - 1) / 2 of Garner come
-// floor((2^32 - 1) / p_l) and dd_l = ((2^31 + lo) mod p) - lo).
+// (moduli.kernel_constants: after the N moduli come floor((2^32 - 1) / p_l)
+// and dd_l = ((2^31 + lo) mod p) - lo).
 struct Mod {
     unsigned p, mf;    // p, floor((2^32 - 1) / p)
     int dd, lo;        // ((2^31 + lo) mod p) - lo, lo = -floor(p / 2)
 };
 template <int N>
 __device__ __forceinline__ Mod load_mod(const int* __restrict__ mods, int l) {
-    enum : int { BASE = 4 * N + N * (N - 1) / 2 };
+    enum : int { BASE = N };
     Mod m;
     m.p = (unsigned)mods[l];
     m.mf = (unsigned)mods[BASE + l];
@@ -502,35 +499,37 @@ int8x_row_stats(int rows, const unsigned* __restrict__ maxbits,
 // FP32 out.  Each thread takes 16 consecutive rows of one column: one
 // 16-byte load a plane (all N issued before any arithmetic: 128 bytes in
 // flight a thread, where the 4-row version had 32 and ran at ~1 TB/s), a
-// warp 512 contiguous bytes; digits 4 rows at a time; C as float4 where
-// aligned.  Grid: row blocks of 1024 in x (64 threads x 16 rows), 4 columns
-// a block in y, looping past 65535.
-// Digits in one reduction pair each instead of Garner's chain: v_l =
-// (r_l - sum_{q<l} v_q W_lq) Winv_l mod p_l, W_lq = p_0..p_{q-1} mod p_l,
-// Winv_l = (p_0..p_{l-1})^-1 mod p_l -- the same digits as the chain
-// ((r_l - v_0) p_0^-1 - v_1) p_1^-1 ... (both are (C' - v_0 - v_1 p_0 - ...)
-// / (p_0..p_{l-1}) mod p_l), with 2 reductions a digit instead of l + 1
-// (16 instead of 36 for 8 moduli).  The sum is exact in int: |v_q W_lq| <
-// 128 * 256, at most 15 terms (N <= 16), so |sum| < 2^19; OFF_l, a multiple
-// of p_l >= 2^19, makes it non-negative and below 2^21.  Reductions of
-// 0 <= t < 2^24 by Barrett: q = umulhi(t, ceil(2^32 / p)) is floor(t / p)
-// exactly (the multiplier's excess d / p, d < p <= 256, moves t / p by
-// t d / (p 2^32) < 1 / p, less than the distance from t / p to the next
-// integer), so r = t - q p needs no correction; umulhi is an integer
-// multiply, not the quarter-rate int<->float conversions of i8c::mod_f.
-// Measured before this version (INT32 planes, the chain through mod_f):
-// 3.02 ms at 8192^3 on the H100, 2.72 for the first (`%`) kernel.
-// Constants after the moduli (sgemm/int8x/device.py, constants()): W_lq for
-// q < l row by row, Winv_l, ceil(2^32 / p_l), OFF_l.
+// warp 512 contiguous bytes; C as float4 where aligned.  Grid: row blocks
+// of 1024 in x (64 threads x 16 rows), 4 columns a block in y, looping past
+// 65535.
+// C' by the Chinese remainder theorem in 64-bit integers, not by Garner's
+// digits: C' = sum_l r_l E_l - q P, E_l = (P / p_l) ((P / p_l)^-1 mod p_l)
+// mod P.  The sum is taken modulo 2^64 (P < 2^64 for N <= 8), which is
+// exact for the result because |C'| < 2^62 (moduli.budget keeps |C'| below
+// 2^(bitlen(P/2) - 1)).  q = round(sum_l r_l E_l / P) is an FP32 sum
+// of r_l F_l, F_l = E_l / P rounded to float: each term is off by at most
+// 255 * 2^-24 and each of the N additions by 2^-13 (sums below 2048), so
+// the sum is within 2e-3 of the exact quotient, whose distance to the next
+// half-integer is at least 1/2 - |C'| / P >= 0.16 for 8 moduli
+// (moduli.crt_margin checks it).  Per element that is N 64-bit multiply-
+// adds and N FFMAs, where Garner's digits took two Barrett reductions and
+// up to N - 1 multiply-adds each, ~100 integer operations (3.1 ms of the
+// 16384^3 pipeline on the H100, 2026-11-26: integer-bound, the bytes'
+// floor ~1.1 ms).  C' converts to double once, rounded to nearest (the
+// emulation's float(C')), then 2^-(mu_i + nu_j), alpha and beta in double,
+// rounded once to float; beta == 0 never reads C.
+// Constants (moduli.kernel_constants, after the moduli and the residue
+// kernels' 2 N): E_l as (low, high) int32 words, F_l as float bits, P as
+// (low, high).
 namespace i8x {
-__device__ __forceinline__ int mod_u(int t, int p, unsigned bm) {
-    return t - (int)__umulhi((unsigned)t, bm) * p;
+__device__ __forceinline__ unsigned long long u64_at(const int* __restrict__ w) {
+    return (unsigned long long)(unsigned)w[0] | ((unsigned long long)(unsigned)w[1] << 32);
 }
 }  // namespace i8x
 
-// Two blocks an SM (128 registers) where ptxas fits them without spilling
-// (sm_90a: 124 and none); sm_80's draw spilled 4 bytes at 128, so it keeps
-// one block (168).
+// Two blocks an SM (128 registers) where ptxas fits them without spilling;
+// sm_80 keeps one block (its draw of the earlier Garner kernel spilled at
+// 128).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define I8X_GARNER_MIN_BLOCKS 2
 #else
@@ -542,24 +541,17 @@ int8x_garner(int M, int Nc, const unsigned char* __restrict__ R, long long ldr, 
              const int* __restrict__ mods, const int* __restrict__ mu,
              const int* __restrict__ nu, float alpha, float beta, float* __restrict__ C,
              long long ldc) {
-    static_assert(N >= 1 && N <= 16, "the digit sums are sized for at most 16 moduli");
+    static_assert(N >= 1 && N <= 8, "the CRT sum is taken modulo 2^64: P < 2^64 needs N <= 8");
     sg::pdl_wait();
-    enum : int { NW = N * (N - 1) / 2,         // Garner weights W_lq, q < l
-                 // digits whose Horner steps run in int32: |value| <= half
-                 // the product of 4 pairwise coprime moduli <= 256, < 2^31
-                 HI = N < 4 ? N : 4 };
-    int p[N], winv[N], off[N];
-    unsigned bm[N];
-    int w[NW + 1];
+    enum : int { BASE = 3 * N };
+    unsigned long long e[N];
+    float f[N];
 #pragma unroll
     for (int l = 0; l < N; ++l) {
-        p[l] = mods[l];
-        winv[l] = mods[N + NW + l];
-        bm[l] = (unsigned)mods[2 * N + NW + l];
-        off[l] = mods[3 * N + NW + l];
+        e[l] = i8x::u64_at(mods + BASE + 2 * l);
+        f[l] = __int_as_float(mods[BASE + 2 * N + l]);
     }
-#pragma unroll
-    for (int q = 0; q < NW; ++q) w[q] = mods[N + q];
+    const unsigned long long P = i8x::u64_at(mods + BASE + 3 * N);
     const int i0 = (blockIdx.x * 64 + threadIdx.x % 64) * 16;
     if (i0 >= M) return;
     // float4 stores of C where its columns allow (ldc and C 16-byte aligned)
@@ -577,54 +569,49 @@ int8x_garner(int M, int Nc, const unsigned char* __restrict__ R, long long ldr, 
         for (int s = 0; s < 4; ++s) {                  // 4 rows at a time
             const int i = i0 + 4 * s;
             if (i >= M) break;
-            int v[N][4];
+            unsigned r4[N];
 #pragma unroll
             for (int l = 0; l < N; ++l) {
-                const unsigned r4 = r16[l].x;
+                r4[l] = r16[l].x;
                 r16[l] = make_uint4(r16[l].y, r16[l].z, r16[l].w, 0u);   // the next 4 rows
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    int t = (int)(r4 >> (8 * e) & 0xffu) + off[l];
-#pragma unroll
-                    for (int q = 0; q < l; ++q) t -= v[q][e] * w[l * (l - 1) / 2 + q];
-                    const int x = i8x::mod_u(i8x::mod_u(t, p[l], bm[l]) * winv[l], p[l], bm[l]);
-                    v[l][e] = x >= (p[l] + 1) / 2 ? x - p[l] : x;
-                }
             }
             const bool whole = vec && i + 3 < M;
             float4 old = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             if (beta != 0.0f && whole) old = *reinterpret_cast<const float4*>(cj + i);
             float res[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                if (i + e >= M) break;
-                // Horner from the top digit: the top HI digits in int32
-                // (exact, as the double steps are while below 2^53), then
-                // one conversion and the rest in double without contraction
-                int yi = v[N - 1][e];
+            for (int el = 0; el < 4; ++el) {
+                if (i + el >= M) break;
+                unsigned long long acc = 0ull;
+                float qs = 0.0f;
 #pragma unroll
-                for (int l = N - 2; l >= N - HI; --l) yi = v[l][e] + p[l] * yi;
-                double y = (double)yi;
-#pragma unroll
-                for (int l = N - HI - 1; l >= 0; --l)
-                    y = __dadd_rn((double)v[l][e], __dmul_rn((double)p[l], y));
+                for (int l = 0; l < N; ++l) {
+                    const unsigned r = r4[l] >> (8 * el) & 0xffu;
+                    acc += (unsigned long long)r * e[l];
+                    // r as a float without a conversion: 2^23 + r, exact
+                    qs = __fmaf_rn(__fsub_rn(__int_as_float(0x4b000000 | r), 8388608.0f), f[l],
+                                   qs);
+                }
+                const long long q = __float2ll_rn(qs);
+                const long long cp = (long long)(acc - (unsigned long long)q * P);
+                double y = __ll2double_rn(cp);
                 // times 2^-(mu_i + nu_j), exact: the sum is in [-252, 358]
-                y = __dmul_rn(y, __longlong_as_double((long long)(1023 - mu[i + e] - nj) << 52));
+                y = __dmul_rn(y, __longlong_as_double((long long)(1023 - mu[i + el] - nj) << 52));
                 double out = __dmul_rn((double)alpha, y);
                 if (beta != 0.0f) {
-                    const float c0 = whole ? (e == 0 ? old.x : e == 1 ? old.y : e == 2 ? old.z
-                                                                                   : old.w)
-                                           : cj[i + e];
+                    const float c0 = whole ? (el == 0 ? old.x : el == 1 ? old.y : el == 2 ? old.z
+                                                                                     : old.w)
+                                           : cj[i + el];
                     out = __dadd_rn(out, __dmul_rn((double)beta, (double)c0));
                 }
-                res[e] = __double2float_rn(out);
+                res[el] = __double2float_rn(out);
             }
             if (whole) {
                 *reinterpret_cast<float4*>(cj + i) = make_float4(res[0], res[1], res[2], res[3]);
             } else {
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (i + e < M) cj[i + e] = res[e];
+                for (int el = 0; el < 4; ++el)
+                    if (i + el < M) cj[i + el] = res[el];
             }
         }
     }
