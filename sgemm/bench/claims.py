@@ -430,8 +430,15 @@ CLAIMS: tuple[Claim, ...] = (
           ("docs/notes/int8x.md",)),
     Claim("int8-wide-sanitizer", "compute-sanitizer on the INT8 engine's kernels with the "
           "scaling check (both routes' statistics, int8x_row_stats, precision='fp32' falling "
-          "back on wide-range data)", ("sanitizer-int8-wide-h100-2026-11-26.log",),
-          "bash scripts/int8_gpu_run.sh", ("docs/notes/int8x.md",)),
+          "back on wide-range data) and the CRT reconstruction",
+          ("sanitizer-int8-crt-h100-2026-11-26.log",),
+          "PROBE_SIZES=\"8192 16384\" PROBE_S=200 bash scripts/int8_gpu_run.sh",
+          ("docs/notes/int8x.md",)),
+    Claim("int8-garner-crt", "The INT8 engine's reconstruction, Garner's digits against the "
+          "64-bit CRT sum: pipeline steps and TFLOPS of both trees, alternating in one call",
+          ("int8-garner-crt-h100-2026-11-26.json",),
+          "OUT=dir PYTHONPATH=TREE python bench/probes/int8_gemm.py 8192 16384, for the "
+          "starting tree and this one, twice", ("docs/notes/int8x.md",)),
     Claim("int8-wide-gpu-tests", "The INT8 engine's GPU tests with the scaling check",
           ("gpu-tests-int8-wide-h100-2026-11-26.log",), "bash scripts/int8_gpu_run.sh",
           ("docs/notes/int8x.md",)),
