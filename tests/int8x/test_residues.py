@@ -281,8 +281,7 @@ def test_source_mirrors_the_emulation():
     """The emulation above repeats these lines of the kernel; if they
     change, this test names what to update."""
     src = SOURCE.read_text() + (SOURCE.parent / "int8_common.cuh").read_text()
-    for line in ["enum : int { RT = 256, RCACHE = 16, TR = 32, TC = 128, PITCH = TC + 4, "
-                 "THREADS = 256,",
+    for line in ["enum : int { RT = 256, RCACHE = 16, PUT_UNROLL = 4, TR = 32, TC = 128, PITCH = TC + 4,",
                  "const int hi = (int)(x >> 16), lo = (int)(x & 0xffff);",
                  "return mod_f(hi * c16 + lo, p, inv);",
                  "enum : int { BASE = 3 * N };",

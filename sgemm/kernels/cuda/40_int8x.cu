@@ -190,8 +190,8 @@ __device__ __forceinline__ void publish(unsigned long long* st, unsigned maxbits
 // int8 planes [N][TR][PITCH], PITCH = TC + 4 bytes = 33 words (odd), so the
 // 32 rows of a warp's word stores hit 32 distinct banks.  (An enum:
 // namespace-scope constexpr variables become per-process symbols.)
-enum : int { RT = 256, RCACHE = 16, TR = 32, TC = 128, PITCH = TC + 4, THREADS = 256,
-             MAX_COLS = 256 };
+enum : int { RT = 256, RCACHE = 16, PUT_UNROLL = 4, TR = 32, TC = 128, PITCH = TC + 4,
+             THREADS = 256, MAX_COLS = 256 };
 }  // namespace i8x
 
 // int8x_convert_rows<N>: block r converts row r (grid: rows in x).  Phase 1
@@ -285,10 +285,21 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
                       sym_residue(d, md[l]));
     };
     const int words = (int)(ld / 4);        // ld is a multiple of 16: whole words
+    // The cached groups PUT_UNROLL at a time in a rolled loop, the cache
+    // shifted down after each step: unrolled RCACHE times, put's ~600
+    // instructions overflowed the instruction cache once rows passed 8192
+    // columns (ncu, H100: 0.38 stalls a issue on no instruction at 8192,
+    // 7.2 at 16384, where the kernel took 4.3 ms against 0.52).
+#pragma unroll 1
+    for (int i = 0; i < RCACHE; i += PUT_UNROLL) {
+        if (threadIdx.x + i * RT >= words) break;
 #pragma unroll
-    for (int i = 0; i < RCACHE; ++i) {
-        const int g = threadIdx.x + i * RT;
-        if (g < words) put(g, xs[i]);                  // past cols: zeros, residue 0
+        for (int u = 0; u < PUT_UNROLL; ++u) {
+            const int g = threadIdx.x + (i + u) * RT;
+            if (g < words) put(g, xs[u]);              // past cols: zeros, residue 0
+        }
+#pragma unroll
+        for (int u = 0; u + PUT_UNROLL < RCACHE; ++u) xs[u] = xs[u + PUT_UNROLL];
     }
     for (int g = threadIdx.x + RCACHE * RT; g < words; g += RT)
         put(g, g < groups ? load(g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f));
@@ -456,15 +467,25 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
     }
 
     // ---- phase 2: planes out, k contiguous, 4 bytes a thread ----
-    // ld is a multiple of 16, so a word is wholly inside [0, ld) or past it;
-    // columns [cols, ld) hold the residues of 0.
-#pragma unroll 4
-    for (int q = threadIdx.x; q < N * TR * (TC / 4); q += THREADS) {
-        const int cw = q % (TC / 4), r = q / (TC / 4) % TR, l = q / (TC / 4 * TR);
-        const long long g = r0 + r, gc = c0 + 4 * cw;
-        if (g < rows && gc < ld)
-            *reinterpret_cast<int*>(out + l * plane + g * ld + gc) =
-                *reinterpret_cast<const int*>(&tile[l][r][4 * cw]);
+    // Word `lane` of rows w, w + 8, w + 16 and w + 24 of every plane: a warp
+    // stores 128 contiguous bytes of one row.  Unrolled with the addresses
+    // hoisted (a rolled loop that derived plane, row and word from one
+    // index spent ~20 instructions an element on it).  ld is a multiple of
+    // 16, so a word is wholly inside [0, ld) or past it; columns [cols, ld)
+    // hold the residues of 0.
+    const long long gc = c0 + 4 * lane;
+    if (gc < ld) {
+        signed char* o = out + r0 * ld + gc;
+#pragma unroll
+        for (int i = 0; i < TR / 8; ++i) {
+            const int r = w + 8 * i;
+            if (r0 + r < rows) {
+#pragma unroll
+                for (int l = 0; l < N; ++l)
+                    *reinterpret_cast<int*>(o + l * plane + r * ld) =
+                        *reinterpret_cast<const int*>(&tile[l][r][4 * lane]);
+            }
+        }
     }
 }
 
