@@ -26,8 +26,9 @@ At 16384^3 (the size where the notes disagree), the conversion of B (n =
 16384 rows of k = 16384) by device.convert, for B column-major (its columns
 contiguous: "rows" reads each once) and row-major ("tiles": a row-maximum
 pass, then tiles), each route forced on each layout, with the statistics
-and without, batched and alone; and the rows route on column-major B at k
-= 8192 (half the row length, the same row count) for its time per element.
+and without, batched and alone; and the rows route on column-major B of
+16384 rows of k = 8192 and 8192 rows of k = 16384, its time per element
+(row length against footprint).
 
 Writes $OUT/int8_api_cost.json and prints a line per measurement.
 """
@@ -158,19 +159,23 @@ def convert_b(b, s: int, layout: str, out: dict) -> None:
                   f"floor{'  (its own route)' if r['natural'] else ''}", flush=True)
 
 
-def convert_rows_k(b, s: int, k: int, out: dict) -> None:
-    """The rows route on column-major B of k x s: time per element."""
+def convert_rows_k(b, out: dict) -> None:
+    """The rows route on column-major B (k x rows): time per element."""
+    k, rows = b.shape
     kb = M.budget(8, k)
     words = D.summary_words()
     r = timed(lambda: D.convert(b, 0, kb.beta, D.constants(), stats=words[1], route="rows"), 3)
-    r["ns_per_element"] = r["batched_ms"] * 1e6 / (k * s)
-    out[f"col-major B, rows, k={k}"] = r
-    print(f"{s}x{k} convert col-major B, rows   {r['batched_ms']:7.3f} ms batched "
+    r["ns_per_element"] = r["batched_ms"] * 1e6 / (k * rows)
+    out[f"col-major B, rows, {rows} rows of k={k}"] = r
+    print(f"convert col-major B, rows: {rows} rows of k={k}  {r['batched_ms']:7.3f} ms batched "
           f"({r['ns_per_element']:.4f} ns an element)", flush=True)
 
 
-def conversions(s: int, ks=(8192,)) -> dict:
-    """Convert B at s^3 per layout and route, then the rows route at depths ks."""
+def conversions(s: int) -> dict:
+    """Convert B at s^3 per layout and route; then the rows route on half
+    the rows at full length and on all rows at half length, which tells a
+    cost of the row length (all RCACHE registers of a thread live at s =
+    16384) from one of the footprint (planes 8 s^2 bytes)."""
     out = {}
     rng = cp.random.default_rng(s + 1)
     for layout in ("col", "row"):
@@ -178,9 +183,8 @@ def conversions(s: int, ks=(8192,)) -> dict:
         convert_b(cp.asfortranarray(host) if layout == "col" else host, s, layout, out)
         del host
         cp.get_default_memory_pool().free_all_blocks()
-    for k in ks:                                          # shorter rows, as many
-        convert_rows_k(cp.asfortranarray(rng.standard_normal((k, s), dtype=cp.float32)), s, k,
-                       out)
+    for k, rows in ((s // 2, s), (s, s // 2)):
+        convert_rows_k(cp.asfortranarray(rng.standard_normal((k, rows), dtype=cp.float32)), out)
     full = out["col-major B, rows"]
     full["ns_per_element"] = full["batched_ms"] * 1e6 / (s * s)
     cp.get_default_memory_pool().free_all_blocks()
