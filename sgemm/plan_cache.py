@@ -49,9 +49,13 @@ like the entry's template (_TORCH_TEMPLATE).  ``blas.sgemm`` on three 1-D
 CuPy buffers takes ``call_blas`` and ``sgemm.matmul`` on two torch matrices
 ``call_torch2``: call()'s steps written out, the same keys.  Plans with a
 workspace (split-K) include the stream in the key: a workspace must not be
-shared by two streams.  Entries whose output overlapped an input, or whose
-addresses are too low to be told from sizes, are keyed by address (only
-when no operand is allocated or copied by the call, which would never hit).
+shared by two streams.  The integer engine's plans (precision="int8x", and
+"fp32" from its crossover) store their runner instead of launches
+(sgemm/int8x/route.py): a hit hands it the operands' addresses and arrays
+(for its fallback), and its workspace keys it per stream too.  Entries
+whose output overlapped an input, or whose addresses are too low to be told
+from sizes, are keyed by address (only when no operand is allocated or
+copied by the call, which would never hit).
 FIFO eviction at ``MAX_ENTRIES``; ``clear()`` empties it (and drops the kept
 outputs); ``SGEMM_PLAN_CACHE=0`` turns it off, ``SGEMM_RECYCLE=0`` only the
 keeping of outputs.
@@ -100,11 +104,14 @@ _Plan = None                 # plan.Plan, bound at the first miss: importing pla
 
 class _Entry:
     __slots__ = ("device", "launches", "relocs", "has_ws", "keep", "prepared",
-                 "out_shape", "align", "spare", "nxt", "nbytes")
+                 "out_shape", "align", "spare", "nxt", "nbytes", "run")
 
     def __init__(self, device, launches, relocs, has_ws, keep, out_shape, align,
-                 kind=None):
+                 kind=None, run=None):
         self.device = device
+        # run(ptrs, stream, (a, b, out)) replaces the launches: the integer
+        # engine (sgemm/int8x/route.py), which synchronises once mid-call
+        self.run = run
         self.launches = launches      # [(kernel, grid, block, smem, args)]
         self.relocs = relocs          # per launch: [(arg index, operand 0/1/2, byte offset)]
         self.has_ws = has_ws
@@ -123,7 +130,7 @@ class _Entry:
         # the same launches packed once for cuLaunchKernelEx (launcher.PreparedLaunch)
         self.prepared = ([launcher.PreparedLaunch(k, g, b, sm, args, rel)
                           for (k, g, b, sm, args), rel in zip(launches, relocs)]
-                         if launcher.DRIVER_LAUNCH else None)
+                         if launcher.DRIVER_LAUNCH and run is None else None)
 
 
 def _prod(shape) -> int:
@@ -148,6 +155,11 @@ def clear() -> None:
     for k in stats:
         stats[k] = 0
     _ON = enabled()
+    # the integer engine's kept workspaces now, not when the entries' runners
+    # are collected (a plan and its runner form a cycle)
+    engine = sys.modules.get("sgemm.int8x.runner")
+    if engine is not None:
+        engine.release()
 
 
 def _cupy():
@@ -389,7 +401,7 @@ def call(tag, xs, extra, stream, slow, args, ext=None, bias=None):
     stats["hits"] += 1
     ptrs = (pa, pb, pc) if bias is None else (pa, pb, pc, pz)
     if e.prepared is None:
-        _run(e, ptrs, s)
+        _run(e, ptrs, s, (xs[0], xs[1], out))
         return out
     devmod.make_current(e.device)   # _run, inlined: one frame less a call
     for p in e.prepared:
@@ -608,7 +620,7 @@ def call_torch2(tag, a, b, extra, slow, args):
     stats["hits"] += 1
     ptrs = (pa, pb, pc)
     if e.prepared is None:
-        _run(e, ptrs, s)
+        _run(e, ptrs, s, (a, b, out))
         return out
     devmod.make_current(e.device)
     for p in e.prepared:
@@ -635,7 +647,7 @@ def _hit_numpy(e, xs, s, bias=None):
         gz = _cp.asarray(bias)
         ptrs += (gz.data.ptr,)
     stats["hits"] += 1
-    _run(e, ptrs, s)
+    _run(e, ptrs, s, (g[0], g[1], out))
     launcher.as_stream(s).sync()
     host = out.get()
     if len(xs) == 3:
@@ -644,7 +656,13 @@ def _hit_numpy(e, xs, s, bias=None):
     return host
 
 
-def _run(e: _Entry, ptrs, s_handle) -> None:
+def _run(e: _Entry, ptrs, s_handle, arrays=None) -> None:
+    """The entry's launches on operands at ``ptrs`` (``arrays``: the same
+    operands as arrays, a, b, out, for an entry that may fall back to
+    another plan)."""
+    if e.run is not None:
+        e.run(ptrs, s_handle, arrays)
+        return
     devmod.make_current(e.device)
     if e.prepared is not None:
         for p in e.prepared:
@@ -706,7 +724,10 @@ def _store(key, s_handle, plan, res, kind, has_c, alias, ext) -> None:
         owners += [(spans[0], 0, ptrs[0]), (spans[1], 1, ptrs[1])]
     if bias is not None:
         owners.append((spans[3], 3, bias.ptr))
-    launches, relocs, has_ws = [], [], False
+    # the integer engine's plans: a runner instead of launches, its
+    # workspace per stream like split-K's (sgemm/int8x/route.py)
+    run = getattr(getattr(plan, "_int8x", None), "replay", None)
+    launches, relocs, has_ws = [], [], run is not None
     for l in plan.launches:
         if getattr(l, "workspace", None) is not None:
             has_ws = True
@@ -722,7 +743,7 @@ def _store(key, s_handle, plan, res, kind, has_c, alias, ext) -> None:
         launches.append((l.kernel, l.grid, l.block, l.smem, tuple(l.args)))
     align = (ptrs[0] & 15) | (ptrs[1] & 15) << 4 | (ptrs[2] & 15) << 8
     e = _Entry(plan.device.id, launches, relocs, has_ws, plan.launches if has_ws else None,
-               out_shape, align, kind)
+               out_shape, align, kind, run)
     if not relocatable:
         k = (key, ptrs, s_handle)
     elif has_ws:

@@ -71,13 +71,18 @@ def run(engine: str, a, b, c):
         finally:
             torch.backends.cuda.matmul.allow_tf32 = False
     elif engine == "fp32_int8x":
+        from sgemm import plan_cache
         from sgemm.int8x import route
         keep = route.CROSSOVER
         route.CROSSOVER = 0
+        # the plan cache keys on the call's arguments, not on CROSSOVER: a
+        # "fp32" plan made under the other setting must not answer here
+        plan_cache.clear()
         try:
             sgemm.gemm(a, b, c, precision="fp32")
         finally:
             route.CROSSOVER = keep
+            plan_cache.clear()
     else:
         sgemm.gemm(a, b, c, precision=engine)
     cp.cuda.Device().synchronize()

@@ -19,9 +19,12 @@ GEMMs of all moduli in one launch, 42_int8_wgmma.cu on sm_90a and
 the host (moduli, bit budgets, Garner constants); reference.py is an exact
 NumPy emulation of the whole pipeline that the kernels match bit for bit --
 every step but the scaling and the final conversion is integer arithmetic.
+runner.py builds it once per problem shape (launches packed, workspace
+laid out, the INT8 GEMMs queued before the one synchronisation).
 sgemm.gemm(..., precision="int8x") runs it, and precision="fp32" from
-route.CROSSOVER on (route.py); ``sgemm.int8x.gemm`` is the same call.
-Importing this package touches no CUDA.
+route.CROSSOVER on (route.py), a repeated call through the plan cache;
+``sgemm.int8x.gemm`` is the same call.  Importing this package touches no
+CUDA.
 
 Wide exponent ranges within a row of A or a column of B are checked on the
 GPU during the conversion (bound.py): precision="fp32" then runs tf32x3,

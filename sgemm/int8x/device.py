@@ -12,15 +12,24 @@ step after the scaling is integer arithmetic, so the result equals
 reference.gemm(...) rounded to float32 bit for bit
 (tests/gpu/test_int8x_gpu.py).
 
-Workspace (allocated per call from CuPy's pool, freed on return): the
-residue planes, n_moduli * (m + n) * K16 bytes (K16 = k rounded up to 16),
-and the byte planes of C' (C'_l mod p_l, reduced in the GEMM's epilogue),
-n_moduli * n * M16 bytes (M16 = m rounded up to 16) -- 8 m n bytes for 8
-moduli, a quarter of the INT32 planes of the first version;
-`workspace_bytes` says how much.
+``gemm`` runs the pipeline as runner.py builds it (the launches prepared
+once per shape, the INT8 GEMMs launched before the one synchronisation);
+the step functions here (convert, int8_gemm, garner) launch one step each
+on CuPy arrays, for tests and probes, and both take their grids and
+arguments from the same builders (convert_launches, int8_gemm_args,
+garner_args).
+
+Workspace (``gemm``: one buffer from CuPy's pool per call, freed on return):
+the residue planes, n_moduli * (m + n) * K16 bytes (K16 = k rounded up to
+16), and the byte planes of C' (C'_l mod p_l, reduced in the GEMM's
+epilogue), n_moduli * n * M16 bytes (M16 = m rounded up to 16) -- 8 m n
+bytes for 8 moduli, a quarter of the INT32 planes of the first version;
+`workspace_bytes` says how much (runner.layout adds the summaries and the
+tiles route's per-row scratch, at most 36 (m + n) bytes and 1.5 KiB).
 
 The public entry points reach it through sgemm/int8x/route.py
-(precision="int8x", and "fp32" above the crossover).
+(precision="int8x", and "fp32" above the crossover), which keeps each
+shape's runner in the plan cache.
 """
 from __future__ import annotations
 
@@ -41,17 +50,24 @@ class NonFiniteInput(ValueError):
 _summary_init: dict[int, object] = {}
 
 
-def summary_words():
-    """A fresh uint64 (2, bound.WORDS) device array holding both operands'
-    initial summaries (A's row 0, B's row 1), copied on the stream from a
-    kept template (no host transfer)."""
+def summary_template():
+    """The kept uint64 (2, bound.WORDS) device array of both operands'
+    initial summaries (A's row 0, B's row 1) on the current device; never
+    written."""
     import cupy
     dev = cupy.cuda.Device().id
     t = _summary_init.get(dev)
     if t is None:
         t = _summary_init[dev] = cupy.asarray(
             np.array([BD.Summary.initial_words()] * 2, np.uint64))
-    return t.copy()
+    return t
+
+
+def summary_words():
+    """A fresh uint64 (2, bound.WORDS) device array holding both operands'
+    initial summaries, copied on the stream from summary_template() (no
+    host transfer)."""
+    return summary_template().copy()
 
 
 def _launch(spec, grid, args, p=None):
@@ -133,6 +149,44 @@ def route_for(sr: int, sc: int) -> str:
     return "tiles" if sr == 1 and sc != 1 else "rows"
 
 
+def pick_route(rows: int, cols: int, sr: int, sc: int, route: str | None = None) -> str:
+    """The conversion route a matrix of rows x cols with element strides (sr,
+    sc) takes: ``route`` if given ("rows" or "tiles"), else route_for's;
+    "tiles" falls back to "rows" past its grid's y limit."""
+    route = route or route_for(sr, sc)
+    if route not in ("rows", "tiles"):
+        raise ValueError(f"int8x.convert: route={route!r} must be 'rows' or 'tiles'")
+    if route == "tiles" and (math.ceil(rows / RESIDUE_TILE[0]) > 65535 or
+                             math.ceil(cols / ROWMAX_COLS) > 65535):
+        route = "rows"        # rows above 2 million or k above 16 million: grid y limits
+    return route
+
+
+def convert_launches(route: str, rows: int, cols: int, x, sr: int, sc: int, bits: int, e,
+                     bad, stats, mods, out, ld: int, maxbits=0, units=0, counts=0) -> list:
+    """[(spec, grid, args)] of one operand's conversion by ``route`` (pick_route).
+    Pointers (x, e, bad, stats, mods, out and the tiles route's scratch:
+    maxbits uint32 (rows,), units uint64 (rows,) and counts uint32
+    (len(THRESHOLDS), rows), all zeroed beforehand) are placed as given, so
+    a caller may pass stand-ins that it relocates later (runner.py).  stats
+    0: the kernels skip the statistics."""
+    if not rows:
+        return []
+    if route == "rows":
+        return [(U.INT8X_CONVERT, (rows, 1, 1),
+                 (np.int32(rows), np.int32(cols), x, sr, sc, np.int32(bits), e, bad, stats,
+                  mods, out, ld, rows * ld))]
+    out_l = [(U.INT8X_ROWMAX, rowmax_grid(rows, cols),
+              (np.int32(rows), np.int32(cols), x, sr, sc, maxbits, bad)),
+             (U.INT8X_RESIDUES, residue_grid(rows, ld),
+              (np.int32(rows), np.int32(cols), x, sr, sc, maxbits, np.int32(bits), e, mods, out,
+               ld, rows * ld, units if stats else 0, counts if stats else 0))]
+    if stats:
+        out_l.append((U.INT8X_ROW_STATS, (math.ceil(rows / 256), 1, 1),
+                      (np.int32(rows), maxbits, units, counts, stats)))
+    return out_l
+
+
 def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
             route: str | None = None, stats=None):
     """(int8 planes (n, rows, ld), int32 exponents (rows,)): row r of X (rows
@@ -155,12 +209,7 @@ def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
                          f"and >= {cols}")
     if bits < 2 or bits > 31:
         raise ValueError(f"int8x.convert: bits={bits} must be in [2, 31] (moduli.budget)")
-    route = route or route_for(sr, sc)
-    if route not in ("rows", "tiles"):
-        raise ValueError(f"int8x.convert: route={route!r} must be 'rows' or 'tiles'")
-    if route == "tiles" and (math.ceil(rows / RESIDUE_TILE[0]) > 65535 or
-                             math.ceil(cols / ROWMAX_COLS) > 65535):
-        route = "rows"        # rows above 2 million or k above 16 million: grid y limits
+    route = pick_route(rows, cols, sr, sc, route)
     if bad is None:
         bad = cupy.zeros(1, cupy.int32)
     if stats is None:
@@ -171,28 +220,17 @@ def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
     st_ptr = 0 if stats is False else stats.data.ptr
     out = cupy.empty((n, rows, ld), cupy.int8)
     e = cupy.empty(rows, cupy.int32)
-    if rows:
-        if route == "rows":
-            _launch(U.INT8X_CONVERT, (rows, 1, 1),
-                    (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, np.int32(bits),
-                     e.data.ptr, bad.data.ptr, st_ptr, mods.data.ptr, out.data.ptr, ld,
-                     rows * ld))
-        else:
-            maxbits = cupy.zeros(rows, cupy.uint32)
-            _launch(U.INT8X_ROWMAX, rowmax_grid(rows, cols),
-                    (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, maxbits.data.ptr,
-                     bad.data.ptr))
-            if st_ptr:
-                row_units = cupy.zeros(rows, cupy.uint64)
-                row_cnt = cupy.zeros((len(BD.THRESHOLDS), rows), cupy.uint32)
-            _launch(U.INT8X_RESIDUES, residue_grid(rows, ld),
-                    (np.int32(rows), np.int32(cols), x.data.ptr, sr, sc, maxbits.data.ptr,
-                     np.int32(bits), e.data.ptr, mods.data.ptr, out.data.ptr, ld, rows * ld,
-                     row_units.data.ptr if st_ptr else 0, row_cnt.data.ptr if st_ptr else 0))
-            if st_ptr:
-                _launch(U.INT8X_ROW_STATS, (math.ceil(rows / 256), 1, 1),
-                        (np.int32(rows), maxbits.data.ptr, row_units.data.ptr,
-                         row_cnt.data.ptr, st_ptr))
+    scratch = (0, 0, 0)
+    if route == "tiles" and rows:
+        maxbits = cupy.zeros(rows, cupy.uint32)
+        row_units = cupy.zeros(rows, cupy.uint64) if st_ptr else None
+        row_cnt = cupy.zeros((len(BD.THRESHOLDS), rows), cupy.uint32) if st_ptr else None
+        scratch = (maxbits.data.ptr, row_units.data.ptr if st_ptr else 0,
+                   row_cnt.data.ptr if st_ptr else 0)
+    for spec, grid, args in convert_launches(route, rows, cols, x.data.ptr, sr, sc, bits,
+                                             e.data.ptr, bad.data.ptr, st_ptr, mods.data.ptr,
+                                             out.data.ptr, ld, *scratch):
+        _launch(spec, grid, args)
     return out, e
 
 
@@ -243,12 +281,7 @@ def int8_gemm(pa, pb, mods, config: str | None = None, kernel: str = "auto"):
     with its rows padded to padded_rows(m) (strides (ncols ld, 1, ld) bytes,
     the padding rows written too): what garner() reads without a copy."""
     import cupy
-    spec = gemm_spec(kernel)
-    config = config or "default"
-    if config not in spec.configs:
-        raise ValueError(f"int8x.int8_gemm: config {config!r} is not one of {spec.name}'s "
-                         f"{sorted(spec.configs)}")
-    p = spec.configs[config]
+    spec, p = gemm_choice(kernel, config)
     for name, x in (("pa", pa), ("pb", pb)):
         if x.dtype != cupy.int8 or x.ndim != 3 or not x.flags.c_contiguous:
             raise ValueError(f"int8x.int8_gemm: {name} must be C-contiguous int8 (planes, rows, "
@@ -262,19 +295,41 @@ def int8_gemm(pa, pb, mods, config: str | None = None, kernel: str = "auto"):
     if n > mods.size:
         raise ValueError(f"int8x.int8_gemm: {n} planes but {mods.size} constants")
     ncols = pb.shape[1]
-    from ..runtime import device as devmod
-    why = spec.can_implement(p, devmod.info(cupy.cuda.Device().id).smem_optin)
-    if why:
-        raise ValueError(f"int8x.int8_gemm: {spec.name} config {config!r} cannot run here: " +
-                         "; ".join(why))
     ld = padded_rows(m)
     buf = cupy.empty((n, ncols, ld), cupy.uint8)    # plane l: column j at [l, j, :]
     if m and ncols:
         _launch(spec, spec.grid_for(m, ncols, n, p),
-                (np.int32(m), np.int32(ncols), np.int32(kp),
-                 pa.data.ptr, kp, m * kp, pb.data.ptr, kp, ncols * kp,
-                 mods.data.ptr, np.int32(p.swizzle), buf.data.ptr, ld, ld * ncols), p)
+                int8_gemm_args(p, m, ncols, kp, pa.data.ptr, pb.data.ptr, mods.data.ptr,
+                               buf.data.ptr), p)
     return buf[:, :, :m].transpose(0, 2, 1)
+
+
+def gemm_choice(kernel: str = "auto", config: str | None = None):
+    """(spec, params) of the INT8 GEMM ``kernel`` (gemm_spec) with ``config``
+    (None: "default") on the current device; ValueError naming a config
+    the kernel lacks or cannot run here."""
+    import cupy
+    from ..runtime import device as devmod
+    spec = gemm_spec(kernel)
+    config = config or "default"
+    if config not in spec.configs:
+        raise ValueError(f"int8x.int8_gemm: config {config!r} is not one of {spec.name}'s "
+                         f"{sorted(spec.configs)}")
+    p = spec.configs[config]
+    why = spec.can_implement(p, devmod.info(cupy.cuda.Device().id).smem_optin)
+    if why:
+        raise ValueError(f"int8x.int8_gemm: {spec.name} config {config!r} cannot run here: " +
+                         "; ".join(why))
+    return spec, p
+
+
+def int8_gemm_args(p, m: int, ncols: int, kp: int, pa, pb, mods, buf) -> tuple:
+    """The INT8 GEMMs' arguments: planes pa (n, m, kp) and pb (n, ncols, kp),
+    byte planes written to buf (n, ncols, padded_rows(m)), column-major;
+    pointers placed as given (see convert_launches)."""
+    ld = padded_rows(m)
+    return (np.int32(m), np.int32(ncols), np.int32(kp), pa, kp, m * kp, pb, kp, ncols * kp,
+            mods, np.int32(p.swizzle), buf, ld, ld * ncols)
 
 
 GARNER_ROWS, GARNER_COLS = 1024, 4    # rows and columns per block (40_int8x.cu)
@@ -306,13 +361,18 @@ def _output(m: int, ncols: int, c, beta: float, out):
     if out is None:
         return cupy.asfortranarray(c.astype(cupy.float32)) if beta != 0.0 else \
             cupy.empty((m, ncols), cupy.float32, order="F")
+    _check_out(m, ncols, out)
+    if beta != 0.0 and c is not out:
+        out[...] = c
+    return out
+
+
+def _check_out(m: int, ncols: int, out) -> None:
+    import cupy
     if out.dtype != cupy.float32 or out.shape != (m, ncols) or (
             m > 1 and out.strides[0] != 4) or (ncols > 1 and out.strides[1] < 4 * m):
         raise ValueError(f"int8x: out must be float32 {(m, ncols)} with unit stride down its "
                          f"columns, got {out.dtype} {out.shape} strides {out.strides}")
-    if beta != 0.0 and c is not out:
-        out[...] = c
-    return out
 
 
 def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None, out=None):
@@ -340,10 +400,19 @@ def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None, 
     out = _output(m, ncols, c, beta, out)
     if m * ncols:
         _launch(U.INT8X_GARNER, garner_grid(m, ncols),
-                (np.int32(m), np.int32(ncols), planes.data.ptr, st[2], st[0], mods.data.ptr,
-                 mu.data.ptr, nu.data.ptr, np.float32(alpha), np.float32(beta), out.data.ptr,
-                 max(out.strides[1] // 4, m)))
+                garner_args(m, ncols, planes.data.ptr, st[2], st[0], mods.data.ptr, mu.data.ptr,
+                            nu.data.ptr, alpha, beta, out.data.ptr, out.strides[1] // 4))
     return out
+
+
+def garner_args(m: int, ncols: int, planes, col_bytes: int, plane_bytes: int, mods, mu, nu,
+                alpha: float, beta: float, out, ldc: int) -> tuple:
+    """int8x_garner's arguments: byte planes with columns col_bytes and
+    planes plane_bytes apart, C written to out with columns ldc elements
+    apart (at least m: a single column's stride may be anything); pointers
+    placed as given (see convert_launches)."""
+    return (np.int32(m), np.int32(ncols), planes, col_bytes, plane_bytes, mods, mu, nu,
+            np.float32(alpha), np.float32(beta), out, max(ldc, m))
 
 
 def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
@@ -361,7 +430,9 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
 
     alpha == 0 or k == 0 give beta c without reading a or b (netlib).  Inf or
     NaN in a or b raise NonFiniteInput: they have no integer form, and the
-    FP32 path must take the call (checked with one device-to-host read).
+    FP32 path must take the call (checked with one device-to-host read; the
+    INT8 GEMMs, which write only the workspace, are queued before it, see
+    runner.py).
 
     The same read brings the scaling check (sgemm/int8x/bound.py): whether
     the per-row and per-column scaling provably keeps every entry's error
@@ -395,23 +466,15 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
         else:
             out[...] = np.float32(beta) * c
         return out
-    bud = M.budget(n_moduli, k)
-    mods = constants(n_moduli)
-    # both operands' non-finite flags and scaling statistics in one buffer:
-    # the flags are the low halves of words 0 and WORDS
-    words = summary_words()
-    flags = words.view(np.int32).reshape(-1)
-    check = on_loss != "ignore"                      # "ignore": not even the statistics
-    pa, mu = convert(a, 1, bud.alpha, mods, flags[0:1], stats=words[0] if check else False)
-    pb, nu = convert(b, 0, bud.beta, mods, flags[2 * BD.WORDS:2 * BD.WORDS + 1],
-                     stats=words[1] if check else False)
-    w = words.get()                                  # the call's one synchronisation
-    sa, sb = BD.Summary.from_words(w[0]), BD.Summary.from_words(w[1])
-    if sa.bad or sb.bad:
-        raise NonFiniteInput("int8x.gemm: Inf or NaN in " + ("a" if sa.bad else "b") +
-                             " has no integer form; use the FP32 path")
-    if check and not BD.holds(sa, sb, k, bud.alpha, bud.beta):
-        BD.report_loss(sa, sb, k, bud, on_loss)
-    planes = int8_gemm(pa, pb, mods, config, kernel)
-    del pa, pb                                  # back to the pool before Garner's output
-    return garner(planes, mods, mu, nu, alpha, beta, c if beta != 0.0 else None, out)
+    if out is None:
+        out = _output(m, n, c, beta, None)           # holds beta's c already
+        fill = None
+    else:
+        _check_out(m, n, out)
+        # out is not written before the inputs are found finite: c goes
+        # into it once the runner has checked them, before Garner
+        fill = (lambda: out.__setitem__(Ellipsis, c)) if beta != 0.0 and c is not out else None
+    from . import runner
+    r = runner.for_arrays(a, b, out, alpha, beta, on_loss, kernel, config)
+    r(a.data.ptr, b.data.ptr, out.data.ptr, cupy.cuda.get_current_stream().ptr, fill)
+    return out

@@ -8,17 +8,21 @@
 Plan (sgemm/plan.py) validates every argument as for the other precisions,
 then hands precision="int8x" or "fp32" to ``attach``: it either returns the
 precision the planner should use instead ("fp32" below the crossover ->
-"tf32x3") or takes the call, giving the plan a runner that executes the
-pipeline (sgemm/int8x/device.py) on the plan's stream.  The pipeline is not
-a list of launches the plan cache could replay -- it allocates its
-workspace per call and reads one flag back (Inf/NaN) -- so such plans are
-not cached (their ``_operands`` is empty, which plan_cache skips).
+"tf32x3"; nothing to multiply -> the planner's scale kernel) or takes the
+call, giving the plan the pipeline built once for its shape
+(sgemm/int8x/runner.py: launches prepared, workspace kept within a bound,
+the INT8 GEMMs launched before the one synchronisation).  The plan cache
+stores that runner in place of launches (``plan._int8x.replay``): a
+repeated call relocates the operands' addresses into it and runs it -- the
+launches, the one synchronisation and the result, no Plan, no CuPy array
+built per call.
 
 What it runs: any 2-D shape, transpose and stride the other precisions
 take, alpha/beta (beta == 0 never reads C; alpha == 0 or k == 0 never
 reads A or B), NumPy, CuPy, PyTorch and other CUDA arrays.  Inf or NaN in
-A or B have no integer form: the call goes to tf32x3, which propagates
-them as FP32 does.  Not yet: batched operands, bias= and activation= (each
+A or B have no integer form: the call goes to tf32x3 (through the plan
+cache, on the same stream, C untouched until then), which propagates them
+as FP32 does.  Not yet: batched operands, bias= and activation= (each
 raises ArgumentError naming the argument).
 
 Wide exponent ranges: rows of A or columns of B whose entries span many
@@ -74,53 +78,74 @@ def attach(plan, precision: str, A, B, C, ta: bool, tb: bool, out_batch: tuple,
     if activation is not None:
         raise ArgumentError(f"activation={activation!r} is not supported with {what} yet; use "
                             f"precision='tf32x3' or apply it afterwards")
+    if m == 0 or n == 0 or k == 0 or plan.alpha == 0.0:
+        # nothing to multiply: beta C (or zeros) by the planner's scale
+        # kernel, which reads neither A nor B, nor C when beta == 0
+        return "tf32x3"
     plan.precision = "int8x"
     plan.kernel = plan.params = None
     plan.scheme = "int8x"
     plan.launches = []
     plan.problems = []
-    plan._operands = ()          # nothing for plan_cache to store (see the docstring)
+    plan._operands = (A, B, C)   # what plan_cache relocates into the runner's call
     plan._int8x = _runner(plan, A, B, C, ta, tb, precision)
     return None
 
 
+class _Engine:
+    """The pipeline behind one int8x plan: the runner (kept workspace) and
+    what its tf32x3 fallback needs.  ``replay(ptrs, stream, arrays)``: ptrs
+    the addresses of a, b and the output, arrays the same three as arrays
+    (the fallback's operands)."""
+
+    def __init__(self, plan, A, B, C, ta: bool, tb: bool, asked: str):
+        from . import runner
+        self.alpha, self.beta, self.ta, self.tb = plan.alpha, plan.beta, ta, tb
+        m, n = C.shape
+        # strides in elements of op(a), op(b)
+        sa = (A.strides[1], A.strides[0]) if ta else tuple(A.strides)
+        sb = (B.strides[1], B.strides[0]) if tb else tuple(B.strides)
+        k = A.shape[0] if ta else A.shape[1]
+        # Garner writes down columns: a row-major C is the column-major C^T =
+        # op(B)^T op(A)^T, computed in place either way
+        self.swap = not (m <= 1 or C.strides[0] == 1)
+        if self.swap:
+            m, n, sa, sb, ldc = n, m, sb[::-1], sa[::-1], C.strides[0]
+        else:
+            ldc = C.strides[1]
+        # "fp32" promises FP32 accuracy whatever the engine: a failed scaling
+        # check sends the call to tf32x3; "int8x" names the engine: it runs, warned
+        self.runner = runner.Runner(plan.device.id, m, n, k, sa, sb, ldc, plan.alpha, plan.beta,
+                                    "raise" if asked == "fp32" else "warn", keep=True)
+
+    def replay(self, ptrs, stream: int, arrays) -> None:
+        from .bound import ScalingLoss
+        from .device import NonFiniteInput
+        pa, pb = (ptrs[1], ptrs[0]) if self.swap else (ptrs[0], ptrs[1])
+        try:
+            self.runner(pa, pb, ptrs[2], stream)
+        except (NonFiniteInput, ScalingLoss):
+            # Inf/NaN have no integer form, or the scaling cannot hold the
+            # data to FP32 accuracy; C is untouched so far
+            from .. import plan_cache
+            a, b, c = arrays
+            plan_cache.gemm(a, b, c, alpha=self.alpha, beta=self.beta, trans_a=self.ta,
+                            trans_b=self.tb, precision="tf32x3", stream=stream)
+
+
 def _runner(plan, A, B, C, ta: bool, tb: bool, asked: str = "int8x"):
     """execute(stream) for an int8x plan: the pipeline into C on the stream,
-    then the plan's usual result (copied back for NumPy inputs)."""
-    alpha, beta = plan.alpha, plan.beta
-    # "fp32" promises FP32 accuracy whatever the engine: a failed scaling
-    # check sends the call to tf32x3; "int8x" names the engine: it runs, warned
-    on_loss = "raise" if asked == "fp32" else "warn"
+    then the plan's usual result (copied back for NumPy inputs); its
+    ``replay`` is what the plan cache keeps."""
+    eng = _Engine(plan, A, B, C, ta, tb, asked)
+    ptrs, arrays = (A.ptr, B.ptr, C.ptr), (A.obj, B.obj, C.obj)
 
     def run(stream=None):
-        import cupy
-
         from ..arrays import current_stream
         from ..runtime import launcher
-        from . import device as D
         s = stream if stream is not None else current_stream(plan._kind, plan.device.id)
-        h = launcher.stream_handle(s)
-        with cupy.cuda.Device(plan.device.id), cupy.cuda.ExternalStream(h, plan.device.id):
-            a, b, out = (cupy.asarray(X.obj) for X in (A, B, C))
-            opa, opb = (a.T if ta else a), (b.T if tb else b)
-            # Garner writes down columns: a row-major C is the column-major
-            # C^T = op(B)^T op(A)^T, computed in place either way
-            col_major = out.shape[0] <= 1 or out.strides[0] == 4
-            try:
-                if col_major:
-                    D.gemm(opa, opb, out if beta != 0.0 else None, alpha, beta, out=out,
-                           on_loss=on_loss)
-                else:
-                    D.gemm(opb.T, opa.T, out.T if beta != 0.0 else None, alpha, beta,
-                           out=out.T, on_loss=on_loss)
-            except (D.NonFiniteInput, D.ScalingLoss):
-                # Inf/NaN have no integer form, or the scaling cannot hold
-                # the data to FP32 accuracy; C is untouched so far.  The
-                # plan's own class: the engine sits below the planner and
-                # imports nothing above it
-                type(plan)(A.obj, B.obj, C.obj, alpha=alpha, beta=beta, trans_a=ta, trans_b=tb,
-                     precision="tf32x3", stream=s).execute()
+        eng.replay(ptrs, launcher.stream_handle(s), arrays)
         return plan._result(s)
 
+    run.replay = eng.replay
     return run
-

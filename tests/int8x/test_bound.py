@@ -143,53 +143,33 @@ def test_report_loss_raises_or_warns_with_the_numbers():
 # ---- what the route does with a failed check ----
 
 def test_fp32_falls_back_and_int8x_warns(monkeypatch):
-    """route._runner passes on_loss="raise" for precision="fp32" (the
-    ScalingLoss is caught and tf32x3 runs) and "warn" for "int8x"."""
-    import sys
-    import types
-    from sgemm.int8x import device as D
-    from sgemm.int8x import route
-    seen = []
+    """route's runner checks with on_loss="raise" for precision="fp32" (the
+    ScalingLoss is caught and tf32x3 runs through the plan cache, on the
+    call's stream) and "warn" for "int8x"."""
+    from sgemm import plan_cache
+    from sgemm.int8x import route, runner
+    seen, ran = [], []
 
-    def fake_gemm(*args, on_loss, **kw):
-        seen.append(on_loss)
-        if on_loss == "raise":
-            raise D.ScalingLoss("wide", 1.0, 0.5)
+    class FakeRunner:
+        def __init__(self, *args, **kw):
+            self.on_loss = args[9]
+            seen.append(self.on_loss)
 
-    ran = []
-
-    class FakePlan:
-        def __init__(self, *a, precision, **kw):
-            ran.append(precision)
-
-        def execute(self):
-            ran.append("executed")
-
-    cupy = types.SimpleNamespace(
-        asarray=lambda o: np.zeros((4, 4), np.float32, order="F"),
-        cuda=types.SimpleNamespace(Device=lambda i: _Ctx(), ExternalStream=lambda h, i: _Ctx()))
-    monkeypatch.setitem(sys.modules, "cupy", cupy)
-    monkeypatch.setattr(D, "gemm", fake_gemm)
-    from sgemm.runtime import launcher
-    monkeypatch.setattr(launcher, "stream_handle", lambda s: 0)
-    desc = SimpleNamespace(shape=(4, 4), obj=None)
-    for asked, want in (("fp32", ["tf32x3", "executed"]), ("int8x", [])):
+        def __call__(self, *args):
+            if self.on_loss == "raise":
+                raise BD.ScalingLoss("wide", 1.0, 0.5)
+    monkeypatch.setattr(runner, "Runner", FakeRunner)
+    monkeypatch.setattr(plan_cache, "gemm", lambda *a, **kw: ran.append((a, kw)))
+    desc = SimpleNamespace(shape=(4, 4), strides=(4, 1), ptr=1 << 40, obj="x")
+    for asked, falls_back in (("fp32", True), ("int8x", False)):
         ran.clear()
-        plan = FakePlan(precision="x")
-        ran.clear()
-        plan.alpha, plan.beta, plan._kind = 1.0, 0.0, "cupy"
-        plan.device = SimpleNamespace(id=0)
-        plan._result = lambda s: "result"
+        plan = SimpleNamespace(alpha=1.0, beta=0.0, _kind="cupy", device=SimpleNamespace(id=0),
+                               _result=lambda s: "result")
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            assert route._runner(plan, desc, desc, desc, False, False, asked)(stream=1) == "result"
-        assert ran == want
+            assert route._runner(plan, desc, desc, desc, False, False, asked)(stream=5) == "result"
+        assert bool(ran) == falls_back
+        if falls_back:
+            assert ran[0][0] == ("x", "x", "x")
+            assert ran[0][1]["precision"] == "tf32x3" and ran[0][1]["stream"] == 5
     assert seen == ["raise", "warn"]
-
-
-class _Ctx:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False

@@ -39,8 +39,26 @@ def test_fp32_takes_the_integer_engine_from_the_crossover_on_sm90a(m, n, k, arch
     assert route.takes_fp32(m, n, k, arch) is want
 
 
-def _desc(shape):
-    return SimpleNamespace(shape=shape, obj=None)
+def _desc(shape, order="C", ptr=1 << 40):
+    """A device-side operand description (strides in elements)."""
+    from sgemm.arrays import ArrayDesc
+    st = (shape[-1], 1) if order == "C" else (1, shape[-2])
+    if len(shape) > 2:
+        st = (shape[-1] * shape[-2],) + st
+    return ArrayDesc("x", "cupy", ptr, shape, st, np.dtype(np.float32), 0)
+
+
+@pytest.fixture(autouse=True)
+def runners(monkeypatch):
+    """What the route asks runner.Runner for: the pipeline's problem (no GPU)."""
+    from sgemm.int8x import runner
+    made = []
+
+    class Stand:
+        def __init__(self, *args, **kw):
+            made.append((args, kw))
+    monkeypatch.setattr(runner, "Runner", Stand)
+    return made
 
 
 def _plan(arch="sm_90a", alpha=1.0, beta=0.0):
@@ -50,9 +68,9 @@ def _plan(arch="sm_90a", alpha=1.0, beta=0.0):
 
 
 def _attach(plan, precision, m, n, k, ta=False, tb=False, batch=(), bias=None, act=None):
-    A = _desc(batch + ((k, m) if ta else (m, k)))
-    B = _desc(batch + ((n, k) if tb else (k, n)))
-    C = _desc(batch + (m, n))
+    A = _desc(batch + ((k, m) if ta else (m, k)), ptr=1 << 40)
+    B = _desc(batch + ((n, k) if tb else (k, n)), ptr=2 << 40)
+    C = _desc(batch + (m, n), ptr=3 << 40)
     return route.attach(plan, precision, A, B, C, ta, tb, batch, bias, act)
 
 
@@ -91,16 +109,55 @@ def test_int8x_names_what_it_does_not_support(kw, match):
         _attach(_plan(), "int8x", 5, 6, 7, **kw)
 
 
-def test_a_plan_the_route_takes_has_no_launches_and_is_not_cached():
+def test_a_plan_the_route_takes_has_no_launches_and_its_runner_is_cached(runners):
     from sgemm import plan_cache
     p = _plan(alpha=2.0, beta=0.5)
     assert _attach(p, "int8x", 5, 6, 7) is None
     assert p.scheme == "int8x" and p.precision == "int8x"
     assert p.launches == [] and p.problems == [] and p.kernel is None
-    assert callable(p._int8x)
-    before = dict(plan_cache._entries)
-    plan_cache._store(("k",), 0, p, None, "cupy", True, None, None)
-    assert plan_cache._entries == before          # _operands == (): nothing stored
+    assert callable(p._int8x) and len(runners) == 1
+    try:
+        plan_cache._store(("k",), 0, p, None, "cupy", True, None, None)
+        e = plan_cache._entries[(("k",), 0)]     # per stream: the runner's workspace
+        assert e.run == p._int8x.replay and e.prepared is None and e.has_ws
+    finally:
+        plan_cache.clear()
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("oa,ob,oc", [("C", "C", "C"), ("F", "C", "F"), ("C", "F", "C"),
+                                      ("F", "F", "F")])
+def test_the_pipeline_problem_of_every_layout(ta, tb, oa, ob, oc, runners):
+    """op(a) op(b) into a column-major C, or its transpose op(b)^T op(a)^T
+    into C^T for a row-major C: shapes and element strides handed to the
+    runner, and which address goes where."""
+    m, n, k = 5, 6, 7
+    A = _desc((k, m) if ta else (m, k), oa)
+    B = _desc((n, k) if tb else (k, n), ob)
+    C = _desc((m, n), oc)
+    p = _plan()
+    assert route.attach(p, "int8x", A, B, C, ta, tb, (), None, None) is None
+    (dev, M, N, K, sa, sb, ldc, alpha, beta, on_loss), kw = runners[-1]
+    opa = A.strides[::-1] if ta else A.strides
+    opb = B.strides[::-1] if tb else B.strides
+    if oc == "F":                    # C itself
+        assert (M, N, K, sa, sb, ldc) == (m, n, k, opa, opb, C.strides[1])
+    else:                            # C^T = op(b)^T op(a)^T
+        assert (M, N, K, sa, sb, ldc) == (n, m, k, opb[::-1], opa[::-1], C.strides[0])
+    assert on_loss == "warn" and kw == {"keep": True}
+    calls = []
+    eng = p._int8x.replay.__self__
+    eng.runner = lambda *args: calls.append(args)
+    p._int8x.replay((10, 20, 30), 0, None)
+    assert calls[-1] == ((10, 20, 30, 0) if oc == "F" else (20, 10, 30, 0))
+
+
+def test_nothing_to_multiply_goes_to_the_planner(runners):
+    for kw in (dict(m=0), dict(k=0), dict(alpha=0.0)):
+        p = _plan(alpha=kw.pop("alpha", 1.0))
+        dims = {"m": 5, "n": 6, "k": 7, **kw}
+        assert _attach(p, "int8x", dims["m"], dims["n"], dims["k"]) == "tf32x3"
+    assert runners == []
 
 
 def test_sgemm_int8x_gemm_is_exported_with_gemms_arguments():
