@@ -425,9 +425,20 @@ CLAIMS: tuple[Claim, ...] = (
           "the INT8 engine's kernels (both conversion routes, byte-plane GEMMs, Garner, the "
           "public int8x path) at tile-edge shapes", ("sanitizer-int8-h100-2026-11-26.log",),
           "bash scripts/int8_gpu_run.sh", ("docs/notes/int8x.md",)),
-    Claim("int8-gpu-tests", "The INT8 engine's GPU tests on the fused conversion",
-          ("gpu-tests-int8x-h100-2026-11-26.log",), "bash scripts/int8_gpu_run.sh",
-          ("docs/notes/int8x.md",)),
+    Claim("int8-gpu-tests", "The INT8 engine's GPU tests (conversion routes, byte planes and "
+          "the CRT reconstruction bit for bit, the scaling check, the cached public path)",
+          ("gpu-tests-int8x-h100-2026-11-26.log",),
+          "TESTS_S=400 PROBE_SIZES=\"8192 16384\" PROBE_S=200 bash scripts/int8_gpu_run.sh "
+          "tests/gpu/test_entry_cache_gpu.py", ("docs/notes/int8x.md",)),
+    Claim("int8-pipeline", "The INT8 engine on the final tree: INT8 GEMM TOPS, the pipeline's "
+          "steps and TFLOPS, the public path and tf32x3, against cuBLAS FP32",
+          ("int8-pipeline-h100-2026-11-26.json",),
+          "PROBE_SIZES=\"8192 16384\" bash scripts/int8_gpu_run.sh (its probe step: "
+          "bench/probes/int8_gemm.py)", ("docs/notes/int8x.md",)),
+    Claim("int8-api-cost", "The INT8 engine through sgemm.gemm against its pipeline and the "
+          "previous step sequence, batched and alone, and convert B by route and layout",
+          ("int8-api-cost-h100-2026-11-26.json",),
+          "OUT=dir python bench/probes/int8_api_cost.py 8192 16384", ("docs/notes/int8x.md",)),
     Claim("int8-wide-sanitizer", "compute-sanitizer on the INT8 engine's kernels with the "
           "scaling check (both routes' statistics, int8x_row_stats, precision='fp32' falling "
           "back on wide-range data) and the CRT reconstruction",
@@ -439,9 +450,6 @@ CLAIMS: tuple[Claim, ...] = (
           ("int8-garner-crt-h100-2026-11-26.json",),
           "OUT=dir PYTHONPATH=TREE python bench/probes/int8_gemm.py 8192 16384, for the "
           "starting tree and this one, twice", ("docs/notes/int8x.md",)),
-    Claim("int8-wide-gpu-tests", "The INT8 engine's GPU tests with the scaling check",
-          ("gpu-tests-int8-wide-h100-2026-11-26.log",), "bash scripts/int8_gpu_run.sh",
-          ("docs/notes/int8x.md",)),
     Claim("int8-check-cost", "The INT8 engine's scaling check: conversions and pipeline with "
           "and without it, one process (and the first version's probe beside the base "
           "commit's, at 8192^3)", ("int8-check-cost-h100-2026-11-26.json",
