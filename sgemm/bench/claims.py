@@ -165,6 +165,20 @@ def _tf32x3_sustained(n: int):
     return value
 
 
+INT8X_API = "int8-api-cost-h100-2026-11-26.json"
+
+
+def _int8x_api(n: int, what: str):
+    """sgemm.gemm(precision="int8x") at n^3, calls back to back: TFLOPS, or
+    the ratio to cuBLAS FP32 in the same process."""
+    def value(ev: Evidence) -> str:
+        row = next(r for r in ev.json(INT8X_API)["records"] if r["m"] == n)
+        if what == "tflops":
+            return f"{row['int8x']['tflops']:.1f}"
+        return _x(row["int8x"]["tflops"] / row["cublas"]["tflops"])
+    return value
+
+
 def _tf32x3_error(k: int):
     def value(ev: Evidence) -> str:
         row = next(r for r in ev.json(TF32X3)["accuracy"]["table"]
@@ -437,8 +451,18 @@ CLAIMS: tuple[Claim, ...] = (
           "bench/probes/int8_gemm.py)", ("docs/notes/int8x.md",)),
     Claim("int8-api-cost", "The INT8 engine through sgemm.gemm against its pipeline and the "
           "previous step sequence, batched and alone, and convert B by route and layout",
-          ("int8-api-cost-h100-2026-11-26.json",),
-          "OUT=dir python bench/probes/int8_api_cost.py 8192 16384", ("docs/notes/int8x.md",)),
+          (INT8X_API,), "OUT=dir python bench/probes/int8_api_cost.py 8192 16384",
+          ("docs/notes/int8x.md",)),
+    Claim("int8x-tflops-16384", '`precision="int8x"` (Ozaki-II on INT8 tensor cores) through '
+          "`sgemm.gemm` at 16384³, calls back to back: TFLOPS", (INT8X_API,),
+          "OUT=dir python bench/probes/int8_api_cost.py 8192 16384",
+          ("README.md", "docs/notes/int8x.md"), _int8x_api(16384, "tflops")),
+    Claim("int8x-speedup-16384", '`precision="int8x"` through `sgemm.gemm` at 16384³: '
+          "× cuBLAS FP32", (INT8X_API,), "OUT=dir python bench/probes/int8_api_cost.py 8192 16384",
+          ("README.md", "docs/notes/int8x.md"), _int8x_api(16384, "ratio")),
+    Claim("int8x-tflops-8192", '`precision="int8x"` through `sgemm.gemm` at 8192³, calls back '
+          "to back: TFLOPS", (INT8X_API,), "OUT=dir python bench/probes/int8_api_cost.py 8192 16384",
+          ("README.md", "docs/notes/int8x.md"), _int8x_api(8192, "tflops")),
     Claim("int8-wide-sanitizer", "compute-sanitizer on the INT8 engine's kernels with the "
           "scaling check (both routes' statistics, int8x_row_stats, precision='fp32' falling "
           "back on wide-range data) and the CRT reconstruction",
