@@ -47,11 +47,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .runtime.compiler import INDEX
 from .runtime.device import DeviceInfo
 from .tune import DEVICE_MODELS
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90a")
-INDEX = "index.json"
 BUNDLE_FORMAT = 1
 
 # One device model per arch, for the manifest's shared-memory checks and the
@@ -279,7 +279,7 @@ def build(out: Path | None = None, archs=ARCHS, jobs: int | None = None,
              "nvrtc": "%d.%d" % compiler.nvrtc_version(), "sources": compiler.sources_digest(),
              "archs": sorted({i.arch for i in items}), "count": len(entries),
              "bytes": sum((out / f"{k}.cubin").stat().st_size for k in entries),
-             "entries": entries}
+             "entries": entries}        # last: runtime.compiler reads only what is above it
     tmp = out / (INDEX + ".tmp")
     tmp.write_text(json.dumps(index, indent=1))
     os.replace(tmp, out / INDEX)

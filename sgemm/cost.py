@@ -32,44 +32,59 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterator
 
 from .kernels.params import TileParams
 from .kernels.schemes import split_slices, x_rows_contiguous
 from .kernels.spec import KernelSpec
 from .problem import Problem
+from .records import Record
 from .runtime.device import DeviceInfo
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CALIBRATION_FORMAT = 2          # 2: gemv rates per inner loop (config_key)
 WORKSPACE_MAX_BYTES = 512 << 20     # split-K and pack workspaces: never more than this
+NEUTRAL_LAYOUT = (1.0, 1.0, 1.0, 1.0)   # a rate's layout factors where none were measured
 
 
-@dataclass(frozen=True)
-class Rate:
-    """One config's measured behaviour (see the module docstring)."""
-    peak_frac: float          # F as a fraction of one SM's FP32 peak
-    q_sat: float = 1          # blocks per SM at which F is reached
-    t0: float = 3e-6          # seconds per wave
-    unaligned: float = 0.85   # F factor for scalar (unaligned) loads
-    store: float = 1.0        # C's share of bandwidth with unaligned (scalar) stores
-    mem: float = 1.0          # A's and B's share of bandwidth (reads the kernel makes)
-    layout: tuple = (1.0, 1.0, 1.0, 1.0)   # F factor per layout, index 2 ta + tb
+class Rate(Record):
+    """One config's measured behaviour (see the module docstring).  A Record
+    (records.py)."""
+
+    __slots__ = ("peak_frac", "q_sat", "t0", "unaligned", "store", "mem", "layout")
+
+    def __init__(
+            self,
+            peak_frac: float,           # F as a fraction of one SM's FP32 peak
+            q_sat: float = 1,           # blocks per SM at which F is reached
+            t0: float = 3e-6,           # seconds per wave
+            unaligned: float = 0.85,    # F factor for scalar (unaligned) loads
+            store: float = 1.0,         # C's share of bandwidth with unaligned (scalar) stores
+            mem: float = 1.0,           # A's and B's share of bandwidth (reads the kernel makes)
+            layout: tuple = NEUTRAL_LAYOUT):  # F factor per layout, index 2 ta + tb
+        self.peak_frac, self.q_sat, self.t0, self.unaligned = peak_frac, q_sat, t0, unaligned
+        self.store, self.mem, self.layout = store, mem, layout
 
 
-@dataclass(frozen=True)
-class Machine:
-    """Device-wide constants."""
-    bw_frac: float = 0.8          # DRAM bandwidth a GEMM sustains / the datasheet's
-    launch_gap: float = 1.5e-6    # GPU time between two dependent launches
-    host_base: float = 9e-6       # host seconds of a cached call (one launch)
-    host_per_launch: float = 4.5e-6
-    sm_stream: float = 1.2        # DRAM bandwidth one gemv block's SM streams at most, in
-                                  # shares of bw / SMs, so a grid on few SMs cannot reach
-                                  # bw: 34 blocks of 1x1066x13617 NT read 58 MB in 70 us on
-                                  # the H100 (24 GB/s an SM, 1.2 shares; small-output-
-                                  # deepk-h100-2026-11-26.json) where bw alone said 22 us
+class Machine(Record):
+    """Device-wide constants.  A Record (records.py)."""
+
+    __slots__ = ("bw_frac", "launch_gap", "host_base", "host_per_launch", "sm_stream")
+
+    def __init__(
+            self,
+            bw_frac: float = 0.8,           # DRAM bandwidth a GEMM sustains / the datasheet's
+            launch_gap: float = 1.5e-6,     # GPU time between two dependent launches
+            host_base: float = 9e-6,        # host seconds of a cached call (one launch)
+            host_per_launch: float = 4.5e-6,
+            # DRAM bandwidth one gemv block's SM streams at most, in shares of bw / SMs,
+            # so a grid on few SMs cannot reach bw: 34 blocks of 1x1066x13617 NT read 58
+            # MB in 70 us on the H100 (24 GB/s an SM, 1.2 shares; small-output-deepk-
+            # h100-2026-11-26.json) where bw alone said 22 us
+            sm_stream: float = 1.2):
+        self.bw_frac, self.launch_gap, self.host_base = bw_frac, launch_gap, host_base
+        self.host_per_launch, self.sm_stream = host_per_launch, sm_stream
 
 
 # The rate of a config no calibration knows; the planner weighs such a
@@ -94,21 +109,27 @@ def layout_index(prob: Problem) -> int:
     return 2 * bool(prob.ta) + bool(prob.tb)
 
 
-@dataclass
-class Calibration:
-    gpu: str
-    machine: Machine
-    rates: dict                 # config_key -> Rate
-    clock_khz: int = 0          # the SM clock the rates were measured under
-    source: str = "defaults"
+class Calibration(Record):
+    """A GPU's cost-model constants: the machine's and each config's rate
+    (config_key -> Rate), the SM clock the rates were measured under, and
+    where they came from.  A Record (records.py), not hashable (its rates
+    are a dict)."""
+
+    __slots__ = ("gpu", "machine", "rates", "clock_khz", "source")
+    __hash__ = None
+
+    def __init__(self, gpu: str, machine: Machine, rates: dict, clock_khz: int = 0,
+                 source: str = "defaults"):
+        self.gpu, self.machine, self.rates = gpu, machine, rates
+        self.clock_khz, self.source = clock_khz, source
 
     def rate(self, key: str) -> Rate:
         return self.rates.get(key, DEFAULT_RATE)
 
     def to_json(self) -> dict:
         return {"format": CALIBRATION_FORMAT, "gpu": self.gpu, "clock_khz": self.clock_khz,
-                "machine": asdict(self.machine),
-                "rates": {k: asdict(v) for k, v in sorted(self.rates.items())}}
+                "machine": self.machine.as_dict(),
+                "rates": {k: v.as_dict() for k, v in sorted(self.rates.items())}}
 
     @classmethod
     def from_json(cls, data: dict, source: str) -> "Calibration | None":
@@ -116,7 +137,7 @@ class Calibration:
             return None
         try:
             return cls(data["gpu"], Machine(**data["machine"]),
-                       {k: Rate(**{**v, "layout": tuple(v.get("layout", Rate.layout))})
+                       {k: Rate(**{**v, "layout": tuple(v.get("layout", NEUTRAL_LAYOUT))})
                         for k, v in data["rates"].items()},
                        int(data.get("clock_khz", 0)), source)
         except (KeyError, TypeError):
@@ -138,18 +159,19 @@ def _load(path: Path) -> "Calibration | None":
 _cache: dict = {}
 
 
-def calibration_paths(dev: DeviceInfo, user_dir: Path | None) -> list[Path]:
+def calibration_paths(dev: DeviceInfo, user_dir: Path | None) -> Iterator[Path]:
     """In order of authority: the user's calibration for this GPU, the
-    shipped one for this GPU, a shipped one of the same arch."""
+    shipped one for this GPU, a shipped one of the same arch, any shipped
+    one.  A generator: the data directory is listed only where neither of
+    the first two loads."""
     from .runtime.device import gpu_key
     key = gpu_key(dev)
-    out = []
     if user_dir is not None:
-        out.append(user_dir / f"cost-{key}.json")
-    out.append(DATA_DIR / f"cost-{key}.json")
-    out += sorted(DATA_DIR.glob(f"cost-*-{dev.arch}.json"))
-    out += sorted(DATA_DIR.glob("cost-*.json"))     # rates are fractions of peak: any GPU's carry over
-    return out
+        yield user_dir / f"cost-{key}.json"
+    yield DATA_DIR / f"cost-{key}.json"
+    yield from sorted(DATA_DIR.glob(f"cost-*-{dev.arch}.json"))
+    # rates are fractions of peak: any GPU's carry over
+    yield from sorted(DATA_DIR.glob("cost-*.json"))
 
 
 def calibration(dev: DeviceInfo, user_dir: Path | None = None) -> Calibration:

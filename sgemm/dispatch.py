@@ -29,7 +29,6 @@ import json
 import math
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ArgumentError
@@ -43,6 +42,7 @@ from .kernels import registry
 from .kernels.params import TileParams
 from .kernels.spec import KernelSpec
 from .problem import Problem
+from .records import Record
 from .runtime.device import DeviceInfo
 
 TABLE_FORMAT = 2
@@ -86,11 +86,17 @@ def tables_enabled() -> bool:
     return os.environ.get("SGEMM_TUNED", "1") not in ("0", "off", "no", "")
 
 
-@dataclass
-class TunedTable:
-    gpu: str
-    entries: dict            # shape class -> {"kernel", "params", "time_ms", ...}
-    path: Path | None = None
+class TunedTable(Record):
+    """One GPU's tuned choices by shape class, and the file they came from
+    or go to.  A Record (records.py), not hashable (its entries are a dict)."""
+
+    __slots__ = ("gpu", "entries", "path")
+    __hash__ = None
+
+    def __init__(self, gpu: str, entries: dict, path: Path | None = None):
+        self.gpu = gpu
+        self.entries = entries          # shape class -> {"kernel", "params", "time_ms", ...}
+        self.path = path
 
     @classmethod
     def empty(cls, gpu: str, path: Path | None = None) -> "TunedTable":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,20 +20,24 @@ from .errors import OutOfMemoryError
 from .kernels.params import TileParams
 from .kernels.spec import KernelSpec
 from .problem import Problem
+from .records import Record
 from .runtime import launcher
 from .runtime.device import DeviceInfo
 
 GRID_YZ_MAX = 65535
 
 
-@dataclass(frozen=True)
-class Launch:
-    kernel: object
-    grid: tuple[int, int, int]
-    block: int
-    smem: int
-    args: tuple
-    role: str = "gemm"     # or "copy" (the pack scheme's copies), "epilogue"
+class Launch(Record):
+    """One kernel launch of a plan: the loaded kernel, grid, threads a block,
+    dynamic shared memory, arguments, and its role: "gemm", "copy" (the pack
+    scheme's copies) or "epilogue".  A Record (records.py)."""
+
+    __slots__ = ("kernel", "grid", "block", "smem", "args", "role")
+
+    def __init__(self, kernel: object, grid: tuple[int, int, int], block: int, smem: int,
+                 args: tuple, role: str = "gemm"):
+        self.kernel, self.grid, self.block, self.smem, self.args, self.role = (
+            kernel, grid, block, smem, args, role)
 
 
 def split_for_grid(prob: Problem, spec: KernelSpec, p: TileParams) -> list[Problem]:
@@ -60,10 +63,15 @@ def split_for_grid(prob: Problem, spec: KernelSpec, p: TileParams) -> list[Probl
                 bias=epilogue.shift(prob.epi, prob.bias, 0, j0), epi=prob.epi))
     return out
 
-@dataclass(frozen=True)
 class WorkspaceLaunch(Launch):
     """A launch that keeps its workspace alive as long as the plan holds it."""
-    workspace: object = None
+
+    __slots__ = ("workspace",)
+
+    def __init__(self, kernel: object, grid: tuple[int, int, int], block: int, smem: int,
+                 args: tuple, role: str = "gemm", workspace: object = None):
+        super().__init__(kernel, grid, block, smem, args, role)
+        self.workspace = workspace
 
 
 def scheme_for(spec: KernelSpec, params: TileParams, prob: Problem | None = None) -> str:

@@ -37,7 +37,6 @@ first.  Any failure while measuring leaves the model's choice in place.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import tempfile
 import threading
@@ -49,8 +48,6 @@ from .kernels import registry
 from .launches import allocate_workspace
 from .problem import Problem
 from .runtime import launcher
-
-log = logging.getLogger(__name__)
 
 MIN_GPU_S = 8e-6        # the best plan's predicted GPU time below which nothing is measured
 MAX_GPU_S = 2e-3        # ... and above which: the model's relative error is small there
@@ -134,6 +131,15 @@ def pick(cands: list, scores: list) -> int:
     return best if scores[best] < (1 - MARGIN) * scores[0] else 0
 
 
+def _log():
+    """This module's logger.  logging is imported here, not at the top: it
+    logs only when measuring gives up, and importing logging (with
+    traceback and string) is 2-3 ms of a first call on the CPU machine
+    where the caller's program has not imported it."""
+    import logging
+    return logging.getLogger(__name__)
+
+
 # ---- the cache file -----------------------------------------------------------------
 def _path(dev) -> Path:
     from .runtime.compiler import cache_dir
@@ -186,7 +192,7 @@ def _save(dev, sk: tuple, spec, params, info: dict) -> None:
             json.dump({"format": 1, "gpu": dispatch.gpu_key(dev), "entries": entries}, f)
         os.replace(tmp, path)
     except OSError as e:          # a read-only cache: the choice still holds in this process
-        log.debug("measured choice not saved: %s", e)
+        _log().debug("measured choice not saved: %s", e)
 
 
 # ---- measuring ------------------------------------------------------------------------
@@ -258,7 +264,7 @@ def settle(problems: list, dev, precision: str, stream: int, build, time_fn=None
             cands = cands[:len(scores)]
             del ls, owner
         except Exception as e:  # noqa: BLE001 -- measuring is an optimisation: keep the model's
-            log.warning("measured choice skipped for %s: %s", sk, e)
+            _log().warning("measured choice skipped for %s: %s", sk, e)
             _given_up.add((dev, sk))
             return
         finally:

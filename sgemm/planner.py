@@ -169,7 +169,7 @@ def cluster_capacity(dev: DeviceInfo):
     return lambda cs: clusters_at_once(dev, cs)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)     # never compared: no __eq__ or __hash__ to compile at import
 class Candidate:
     spec: KernelSpec
     params: TileParams

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Problem:
+    """One canonical GEMM, as the module docstring states it."""
     m: int
     n: int
     k: int

@@ -220,6 +220,19 @@ def test_bundled_bytes_without_nvrtc(tiny, monkeypatch, tmp_path):
     assert not list((tmp_path / "cache").glob("*.cubin")), "bundle hits are not copied"
 
 
+@pytest.mark.parametrize("entries_last", [True, False])
+@pytest.mark.parametrize("indent", [None, 1])
+def test_index_header_is_read_without_the_entries(entries_last, indent):
+    """A lookup reads the index's header; its entries are decoded only
+    where they do not come last, as build writes them."""
+    head = {"format": 1, "cache_format": compiler.CACHE_FORMAT, "nvrtc": "13.0",
+            "sources": "ab" * 32, "archs": ["sm_90a"], "count": 1}
+    entries = {"0" * 32: ["sm_90a", "20_double_buffer.cu", "f<1, \"entries\": 2>"]}
+    doc = {**head, "entries": entries} if entries_last else {"entries": entries, **head}
+    got = compiler._index_header(json.dumps(doc, indent=indent).encode())
+    assert got == (head if entries_last else doc)
+
+
 @pytest.mark.parametrize("spoil", ["nvrtc", "sources", "format", "off", "damaged"])
 def test_foreign_or_damaged_bundle_falls_back(tiny, monkeypatch, tmp_path, spoil):
     import shutil

@@ -4,6 +4,7 @@
     python bench/probes/first_call.py --out first-call.json         # GPU, after python -m sgemm.build
     python bench/probes/first_call.py --stand-in                    # CPU: no GPU, no real cubins
 
+The tree measured is the probe's own, or $SGEMM_ROOT (another checkout).
 Each number comes from its own fresh interpreter (``--runs`` of them per
 mode); the parent reports min and median.  A child creates the CUDA context
 first (excluded, as issue #20's target says), then times ``import sgemm``
@@ -25,6 +26,12 @@ installed right after ``import sgemm`` (inside the timing: its setup is a
 few ctypes callbacks).  Stand-in numbers are host CPU work only, not GPU
 numbers.
 
+``--modules`` adds ``--runs`` children (bytecode present) that time each
+module the import and the first call load, its own imports excluded, and
+prints each module's minimum.  ``--index-entries N`` pads the stand-in
+bundle's index to N entries (made-up keys), as large as the shipped
+bundle's (2393 kernels), whose reading a first call pays.
+
 ``--profile`` adds one more child (bytecode present) whose first call runs
 under cProfile, printed by cumulative time and by internal time (with
 ``--array torch`` too: the H100's torch first call, 139 ms against CuPy's
@@ -34,7 +41,6 @@ imported, counted by top-level package.  Not part of the package.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -44,6 +50,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+# the tree measured: the children run there, so `python -c` finds its sgemm first
+TREE = os.environ.get("SGEMM_ROOT") or ROOT
 
 # the calls each child makes, in order: (label, m, n, k, precision)
 CALLS = [("gemm 4096^3 first", 4096, 4096, 4096, None),
@@ -102,6 +110,20 @@ for label, m, n, k, prec in CALLS:
 sync()
 if mode == "absent":
     sys.meta_path.insert(0, NoBytecode())
+if phase == "modules":      # each module's own import time, its imports' excluded
+    import importlib._bootstrap as _bs
+    _load, _stack, module_ms = _bs._load_unlocked, [[0.0]], {}
+    def _timed_load(spec):
+        _stack.append([0.0])
+        t = time.perf_counter()
+        try:
+            return _load(spec)
+        finally:
+            d, inner = time.perf_counter() - t, _stack.pop()[0]
+            module_ms[spec.name] = 1e3 * (d - inner)
+            _stack[-1][0] += d
+    _bs._load_unlocked = _timed_load
+    out["module_ms"] = module_ms
 before = set(sys.modules)
 t0, c0 = time.perf_counter(), time.process_time()
 import sgemm
@@ -172,9 +194,26 @@ print(json.dumps(out))
 '''
 
 
+def _pad_index(path: str, n: int) -> None:
+    """Made-up entries up to n, after the real ones, in build.py's layout."""
+    import hashlib
+    with open(path) as f:
+        index = json.load(f)
+    entries, i = index["entries"], 0
+    while len(entries) < n:
+        key = hashlib.sha256(b"padding %d" % i).hexdigest()[:32]
+        entries[key] = ["sm_90a", "20_double_buffer.cu",
+                        f"sgemm_double_buffer<128, 128, 8, 64, 32, 8, 8, 256, 2, {i % 9}, "
+                        "false, true, true>"]
+        i += 1
+    with open(path, "w") as f:
+        json.dump(index, f, indent=1)
+
+
 def _child(mode, array, phase, env, bundle_out="") -> dict:
     r = subprocess.run([sys.executable, "-c", CHILD, mode, array, phase, json.dumps(CALLS),
-                        bundle_out], capture_output=True, text=True, env=env, timeout=600)
+                        bundle_out], capture_output=True, text=True, env=env, timeout=600,
+                       cwd=TREE)
     if r.returncode != 0:
         raise SystemExit(f"child ({mode}, {phase}) failed:\n{r.stderr[-3000:]}")
     if phase == "profile":
@@ -200,15 +239,17 @@ def main(argv=None) -> int:
                    help="the package whose context and arrays the child uses (GPU)")
     p.add_argument("--runs", type=int, default=5, help="fresh processes per mode")
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--modules", action="store_true", help="each module's own import time")
+    p.add_argument("--index-entries", type=int, default=0,
+                   help="stand-in: pad the bundle's index to this many entries")
     p.add_argument("--out", help="write the results as JSON here")
     a = p.parse_args(argv)
     array = "stand-in" if a.stand_in else a.array
     if a.stand_in:      # split-K's workspace needs an allocator (CuPy or cuda.core): none here
         CALLS[:] = [c for c in CALLS if not c[0].startswith("deep-k")]
-    spec = importlib.util.find_spec("sgemm")
-    pkg = spec.submodule_search_locations[0]
+    pkg = os.path.join(TREE, "sgemm")
     env = dict(os.environ, SGEMM_PROBE_ROOT=ROOT)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(pkg),
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [TREE,
                                                       env.get("PYTHONPATH")]))
     tmp = tempfile.mkdtemp(prefix="sgemm-first-call-")
     env["SGEMM_CACHE_DIR"] = os.path.join(tmp, "empty-cache")     # the user cache: empty
@@ -218,11 +259,20 @@ def main(argv=None) -> int:
         fill = dict(env, SGEMM_CACHE_DIR=os.path.join(tmp, "fill-cache"), SGEMM_BUNDLE="0")
         _child("present", array, "fill", fill, os.path.join(tmp, "bundle"))
         env["SGEMM_BUNDLE_DIR"] = os.path.join(tmp, "bundle")
+        if a.index_entries:
+            _pad_index(os.path.join(tmp, "bundle", "index.json"), a.index_entries)
+        # NumPy's OpenBLAS threads spin in the background after its import on
+        # the CPU machine: the children's CPU time counted them (first_cpu_ms
+        # twice the wall time there)
+        env["OPENBLAS_NUM_THREADS"] = "1"
     subprocess.run([sys.executable, "-m", "compileall", "-q", pkg], check=True, env=env)
     doc = {"array": array, "runs": a.runs, "python": sys.version.split()[0], "modes": {}}
     for mode in ("present", "absent"):
         rows = [_child(mode, array, "time", env) for _ in range(a.runs)]
         doc["modes"][mode] = {"summary": _summary(rows), "runs": rows}
+    if a.modules:
+        doc["module_ms"] = [_child("present", array, "modules", env)["module_ms"]
+                            for _ in range(a.runs)]
     if a.profile:
         _child("present", array, "profile", env)
     print(f"first call, {array}, {a.runs} fresh processes per mode (ms: min / median)")
@@ -238,6 +288,16 @@ def main(argv=None) -> int:
               "imported_cupy", "sgemm_code_from", "bundle_kernels"):
         print(f"{k:28s}" + "".join(f"{', '.join(doc['modes'][m]['summary'][k]):>20s}"
                                    for m in ("present", "absent")))
+    if a.modules:
+        runs = doc["module_ms"]
+        print(f"each module's own import time, ms (min of {len(runs)} processes), "
+              "in import order:")
+        total = 0.0
+        for name in runs[0]:
+            ms = min(r.get(name, float("inf")) for r in runs)
+            total += ms
+            print(f"  {name:34s}{ms:7.2f}")
+        print(f"  {'sum':34s}{total:7.2f}")
     if a.out:
         with open(a.out, "w") as f:
             json.dump(doc, f, indent=1)

@@ -384,6 +384,13 @@ CLAIMS: tuple[Claim, ...] = (
           "with the stand-in driver, before and after (call_blas, call_torch2): a prediction "
           "of the GPU host's, not a measurement of it", ("hit-path-stand-in-cpu-2026-11-26.log",),
           "python bench/probes/hit_path_cpu.py", ("docs/notes/dispatch.md",)),
+    Claim("first-call-imports", "A first call's imports and bundle lookup on the CPU machine "
+          "with the stand-in driver, before and after the slotted records and the index's "
+          "header-only read: each module's own import time, the first call with the stand-in's "
+          "and a shipped-size bundle index, a profile: a prediction of the GPU host's, not a "
+          "measurement of it", ("first-call-imports-standin-cpu-2026-11-26.log",),
+          "python bench/probes/first_call.py --stand-in --modules [--index-entries 2393]",
+          ("docs/notes/first-call.md",)),
     Claim("skinny-probe", "Problems with one small side (decode-sized layers, skinny, deep K): "
           "every candidate plan and FFMA tiles along a small n forced, beside the planner's "
           "pick and cuBLAS: the data behind rung 9's \"tall\" tiles",

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class TileParams:
+    """A kernel's tile configuration (the fields' comments say what each is).
+    A dataclass: the tuner keys its search on its equality and hash, and
+    ``replace`` derives configs."""
     BM: int = 32        # rows of C per thread block (canonical, column-major m)
     BN: int = 32        # columns of C per thread block
     BK: int = 32        # depth of one k-tile held in shared memory

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from ..problem import Problem
+from ..records import Record
 from .params import TileParams
 
 # Shared-memory opt-in limit per block (bytes) by SM major version; the device
@@ -33,32 +33,51 @@ def _no_smem(p: TileParams) -> int:
     return 0
 
 
-@dataclass(frozen=True)
-class KernelSpec:
-    id: int
-    name: str                      # short CLI name, e.g. "naive"
-    source: str                    # file under sgemm/kernels/cuda/
-    function: str                  # template name in the source
-    title: str                     # one line for tables and plots
-    seed: str                      # where the idea comes from
-    template_fields: tuple[str, ...]
-    configs: dict[str, TileParams]  # named configurations; "small"/"large" by convention
-    rules: Callable[[TileParams], list[str]] = _no_rules
-    vector_loads: bool = False     # kernel takes a trailing ALIGNED template flag
-    dynamic_smem: Callable[[TileParams], int] = _no_smem  # bytes of extern __shared__
-    static_smem: Callable[[TileParams], int] = _no_smem   # bytes of __shared__ arrays
-    precision: str = "ieee"        # "ieee", "tf32x3" or "tf32"
-    archs: tuple[str, ...] = ("sm_80", "sm_90a")  # targets it must compile for
-    min_cc: int = 80               # lowest compute capability it runs on
-    grid_fn: Callable[[Problem, TileParams], tuple[int, int, int]] | None = None
-    args_fn: Callable[[Problem], tuple] | None = None  # default: SGEMM_PARAMS order
-    plain: bool = False            # not a template: no TA/TB arguments
-    # Programmatic dependent launch (common.cuh, pdl_wait): the kernel waits on
-    # griddepcontrol before its first global access, so the launcher may start
-    # it early on sm_90+.  None: yes for the FP32 kernels (every one begins with
-    # SGEMM_BATCH_OFFSET or pdl_wait; tests/kernels checks the sources).
-    pdl: bool | None = None
-    extra: dict = field(default_factory=dict)
+class KernelSpec(Record):
+    """One kernel: its source, template, tunable fields, named configs, the
+    rules its configs obey, and how it is launched.  A Record (records.py):
+    read-only by convention, compared by its fields, not hashable (its
+    configs are a dict)."""
+
+    __slots__ = ("id", "name", "source", "function", "title", "seed", "template_fields",
+                 "configs", "rules", "vector_loads", "dynamic_smem", "static_smem",
+                 "precision", "archs", "min_cc", "grid_fn", "args_fn", "plain", "pdl", "extra")
+    __hash__ = None
+
+    def __init__(
+            self,
+            id: int,
+            name: str,                      # short CLI name, e.g. "naive"
+            source: str,                    # file under sgemm/kernels/cuda/
+            function: str,                  # template name in the source
+            title: str,                     # one line for tables and plots
+            seed: str,                      # where the idea comes from
+            template_fields: tuple[str, ...],
+            configs: dict[str, TileParams],  # named configurations; "small"/"large" by convention
+            rules: Callable[[TileParams], list[str]] = _no_rules,
+            vector_loads: bool = False,     # kernel takes a trailing ALIGNED template flag
+            dynamic_smem: Callable[[TileParams], int] = _no_smem,  # bytes of extern __shared__
+            static_smem: Callable[[TileParams], int] = _no_smem,   # bytes of __shared__ arrays
+            precision: str = "ieee",        # "ieee", "tf32x3" or "tf32"
+            archs: tuple[str, ...] = ("sm_80", "sm_90a"),  # targets it must compile for
+            min_cc: int = 80,               # lowest compute capability it runs on
+            grid_fn: Callable[[Problem, TileParams], tuple[int, int, int]] | None = None,
+            args_fn: Callable[[Problem], tuple] | None = None,  # default: SGEMM_PARAMS order
+            plain: bool = False,            # not a template: no TA/TB arguments
+            # Programmatic dependent launch (common.cuh, pdl_wait): the kernel waits on
+            # griddepcontrol before its first global access, so the launcher may start
+            # it early on sm_90+.  None: yes for the FP32 kernels (every one begins with
+            # SGEMM_BATCH_OFFSET or pdl_wait; tests/kernels checks the sources).
+            pdl: bool | None = None,
+            extra: dict | None = None):     # family-specific facts ("scheme", "cluster", ...)
+        self.id, self.name, self.source, self.function = id, name, source, function
+        self.title, self.seed = title, seed
+        self.template_fields, self.configs, self.rules = template_fields, configs, rules
+        self.vector_loads, self.dynamic_smem, self.static_smem = (vector_loads, dynamic_smem,
+                                                                  static_smem)
+        self.precision, self.archs, self.min_cc = precision, archs, min_cc
+        self.grid_fn, self.args_fn, self.plain, self.pdl = grid_fn, args_fn, plain, pdl
+        self.extra = {} if extra is None else extra
 
     def aligned_for(self, prob: Problem) -> bool:
         """Whether to launch the ALIGNED (float4) instantiation for this

@@ -5,7 +5,6 @@ over residue planes."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -102,11 +101,12 @@ def int8_gemm_smem(p: TileParams) -> int:
     return p.stages * (p.BM + p.BN) * p.BK
 
 
-@dataclass(frozen=True)
 class Int8GemmSpec(KernelSpec):
     """A plain (no TA/TB) spec whose template arguments come from the config
     (int8_mma<BM, BN, BK, WM, WN, STAGES>, int8_wgmma<BM, BN, STAGES>); the
     raster group width (TileParams.swizzle) is a run-time argument."""
+
+    __slots__ = ()
 
     def name_expression(self, p: TileParams, ta: bool = False, tb: bool = False,
                         aligned: bool = False) -> str:

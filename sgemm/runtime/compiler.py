@@ -60,6 +60,7 @@ LOCAL_MEMORY_DRAWS = 3
 BUNDLE_DIR = Path(__file__).resolve().parent.parent / "_bundle"
 BUNDLE_ENV = "SGEMM_BUNDLE"          # "0": never use the bundle
 BUNDLE_DIR_ENV = "SGEMM_BUNDLE_DIR"  # another bundle directory
+INDEX = "index.json"                # a bundle's header and keys (sgemm/build.py writes it)
 
 
 def cache_dir() -> Path:
@@ -159,8 +160,9 @@ def _wheel_nvrtc_version(site_dir: str, libdir: str, major: int) -> tuple[int, i
     version = int(builtins[0].group(1)), int(builtins[0].group(2))
     if version[0] != major:
         return None
+    names = [n for n in os.listdir(site_dir) if n.startswith("nvidia_cuda_nvrtc")]
     wheels = [m for m in (re.fullmatch(r"nvidia_cuda_nvrtc(?:_cu\d+)?-(\d+)\.(\d+)[^-]*\.dist-info",
-                                       n) for n in os.listdir(site_dir)) if m]
+                                       n) for n in names) if m]
     if len(wheels) != 1 or (int(wheels[0].group(1)), int(wheels[0].group(2))) != version:
         return None
     return version
@@ -315,43 +317,77 @@ def bundle_dir() -> Path | None:
     return Path(env) if env else BUNDLE_DIR
 
 
-_bundles: dict[str, frozenset] = {}
+_usable: dict[str, bool] = {}       # bundle directory -> its header matches this process
+
+
+def _index_header(raw: bytes) -> dict:
+    """index.json's fields before its "entries", which build.py writes
+    last: the header decides whether the bundle is usable, and the
+    thousands of entries (~400 KB for every arch) are not needed for that
+    -- decoding them took ~2 ms of a first call on the CPU machine
+    (docs/notes/first-call.md).  The whole index where it is laid out
+    otherwise."""
+    cut = raw.find(b'"entries":')
+    if cut > 0:
+        try:
+            head = json.loads(raw[:cut].rstrip().rstrip(b",") + b"}")
+            if all(f in head for f in ("cache_format", "nvrtc", "sources")):
+                return head
+        except ValueError:
+            pass
+    return json.loads(raw)
+
+
+def _bundle_usable(path: Path) -> bool:
+    """Whether the bundle at ``path`` was built for this cache format, by
+    this NVRTC and from these sources (a bundle that was not is ignored;
+    its keys could not match anyway: this only saves looking).  Read once
+    per directory."""
+    ok = _usable.get(str(path))
+    if ok is None:
+        try:
+            head = _index_header((path / INDEX).read_bytes())
+            ok = (head.get("cache_format") == CACHE_FORMAT
+                  and head.get("nvrtc") == "%d.%d" % nvrtc_version()
+                  and head.get("sources") == sources_digest())
+        except (OSError, ValueError, AttributeError):
+            ok = False
+        _usable[str(path)] = ok
+    return ok
 
 
 def bundle_keys(path: Path | None = None) -> frozenset:
     """Keys the bundle at ``path`` (default bundle_dir()) holds; empty when
-    there is none or when it was built by another NVRTC, from other sources
-    or for another cache format (its keys could not match anyway: this only
-    saves looking).  Read once per directory."""
+    there is none or it is not usable (``_bundle_usable``).  Reads the
+    whole index: lookups (``bundled``, ``cached``) need only its header."""
     path = path if path is not None else bundle_dir()
-    if path is None:
+    if path is None or not _bundle_usable(path):
         return frozenset()
-    keys = _bundles.get(str(path))
-    if keys is None:
-        keys = frozenset()
-        try:
-            idx = json.loads((path / "index.json").read_text())
-            if (idx.get("cache_format") == CACHE_FORMAT
-                    and idx.get("nvrtc") == "%d.%d" % nvrtc_version()
-                    and idx.get("sources") == sources_digest()):
-                keys = frozenset(idx["entries"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass
-        _bundles[str(path)] = keys
-    return keys
+    try:
+        return frozenset(json.loads((path / INDEX).read_text())["entries"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return frozenset()
+
+
+def _in_bundle(key: str) -> Path | None:
+    """Where the bundle's entry for ``key`` would be, if there is a usable
+    bundle.  The entry's file is looked for by its name, the key, rather
+    than in the index: an entry verifies itself on read (``read_entry``)."""
+    path = bundle_dir()
+    if path is None or not _bundle_usable(path):
+        return None
+    return path / f"{key}.cubin"
 
 
 def bundled(key: str) -> Compiled | None:
     """The bundle's entry for a cache key, or None."""
-    path = bundle_dir()
-    if path is None or key not in bundle_keys(path):
-        return None
-    return _read_entry(path / f"{key}.cubin", key)
+    entry = _in_bundle(key)
+    return None if entry is None else _read_entry(entry, key)
 
 
 def forget_bundle() -> None:
     """Read the bundle's index again on next use (after a build)."""
-    _bundles.clear()
+    _usable.clear()
 
 
 class _FileLock:
@@ -482,7 +518,8 @@ def cached(source_file: str, name_expression: str, arch: str) -> bool:
     """Whether compile_kernel would answer without NVRTC (memory, bundle or
     disk cache): the measured choice times only kernels that load at once."""
     key = cache_key(source_file, name_expression, arch, (), debug_enabled())
-    return (key in _memory or key in bundle_keys()
+    entry = _in_bundle(key)
+    return (key in _memory or (entry is not None and entry.exists())
             or (cache_dir() / f"{key}.cubin").exists())
 
 

@@ -21,6 +21,9 @@ from . import cu
 
 @dataclass(frozen=True)
 class DeviceInfo:
+    """One GPU's properties, as the driver reports them (``info``).  A
+    dataclass: it keys per-device caches and ``dataclasses.replace`` makes
+    device models of it."""
     id: int
     name: str
     cc: tuple[int, int]
