@@ -6,7 +6,8 @@
 #   epi       bench/probes/epilogue.py on the MLP sizes, new then old tree
 #   eager     bench/probes/eager_costs.py (host us per call), new then old tree
 #   cases     the epilogue's boundary cases (--cases), plain, then under
-#             compute-sanitizer for each tool in $TOOLS (default memcheck)
+#             compute-sanitizer for each tool in $TOOLS (default memcheck);
+#             $CASES_K (comma-separated kernel names) narrows them
 #   tests     the GPU tests of the torch operators and of the changed kernels' epilogue
 #   step      python -m sgemm.torch.bench (the MLP training step), new tree
 set -uo pipefail
@@ -24,10 +25,11 @@ for step in "$@"; do
     eager) new bench/probes/eager_costs.py --out "$OUT/eager-new.json" > "$OUT/eager.log" 2>&1
            old bench/probes/eager_costs.py --out "$OUT/eager-old.json" >> "$OUT/eager.log" 2>&1
            tail -n 40 "$OUT/eager.log" ;;
-    cases) new bench/probes/epilogue.py --cases > "$OUT/cases.log" 2>&1; echo "cases rc=$?"; tail -n 2 "$OUT/cases.log"
+    cases) CK=(${CASES_K:+--case-kernels "$CASES_K"})
+           new bench/probes/epilogue.py --cases "${CK[@]}" > "$OUT/cases.log" 2>&1; echo "cases rc=$?"; tail -n 2 "$OUT/cases.log"
            for tool in ${TOOLS:-memcheck}; do
              PYTHONPATH=$NEW timeout "$T" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-               python3 bench/probes/epilogue.py --cases > "$OUT/cases-$tool.log" 2>&1
+               python3 bench/probes/epilogue.py --cases "${CK[@]}" > "$OUT/cases-$tool.log" 2>&1
              echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|cases:" "$OUT/cases-$tool.log" | tail -n 3
            done ;;
     tests) PYTHONPATH=$NEW timeout "$T" python3 -m pytest -q -m gpu -p no:cacheprovider -x \

@@ -27,14 +27,19 @@ Rows per shape and precision, each timed on the same operands:
 ``ceiling`` = unfused / plain: the most fused / unfused can reach, with an
 epilogue that costs nothing.  The issue's target: fused >= 1.2x unfused.
 
-``--cases`` (for compute-sanitizer): the kernels whose epilogue pass reads
-back what they stored (rungs 8-11 and 38 through tile_loaders.cuh's
-epi_tile, the tensor-core kernels 21/22 through their store_tile), forced,
-on boundary shapes (extents 1, 17, 63, 65, 127, 129, 257 and the tiles'
-multiples), C row- and column-major, 16-byte aligned and not, bias and GELU,
-each checked against float64; exits 1 on a mismatch.
+``--cases`` (for compute-sanitizer): the kernels with an unrolled epilogue
+(rungs 8-11 and 38, whose second pass reads back what they stored through
+tile_loaders.cuh's epi_tile; the wgmma kernels, tf32x3 and tf32, and the RS
+kernel, which finish each element in registers before its one store in
+21_tf32x3_wgmma.cu's store_tile_epi), forced, on boundary shapes (extents 1,
+17, 63, 65, 127, 129, 257 and the tiles' multiples), C row- and
+column-major (bias along the canonical rows and columns), 16-byte aligned
+and not, beta = 0 on a NaN-poisoned C and beta != 0 (alpha != 1), every
+activation (one per shape) with a bias and one without, each checked against
+float64; exits 1 on a mismatch.
 
-    compute-sanitizer --tool memcheck python bench/probes/epilogue.py --cases
+    compute-sanitizer --tool memcheck python bench/probes/epilogue.py --cases \
+        [--case-kernels tf32x3_wgmma,tf32_wgmma,tf32x3_wgmma_rs]
 
 Timing: CUDA events around ``reps`` back-to-back calls after a warm-up
 (reps chosen so a sample lasts ~20 ms), median and quartiles of 7 samples,
@@ -79,13 +84,19 @@ def _time(torch, f, samples: int = 7, sample_ms: float = 20.0) -> dict:
 
 
 CASE_KERNELS = ("warptile", "double_buffer", "async", "swizzle", "db_cluster",
-                "tf32x3_wgmma", "tf32x3_wgmma_rs")
+                "tf32x3_wgmma", "tf32_wgmma", "tf32x3_wgmma_rs")
 CASE_SHAPES = [(1, 17, 63), (17, 65, 129), (65, 127, 17), (129, 257, 65), (127, 129, 257),
                (256, 256, 64), (257, 511, 33)]
+# (bias, activation), one per shape: every activation code of the epilogue
+CASE_EPI = [(True, "gelu"), (True, "gelu_tanh"), (True, "silu"), (True, "relu"),
+            (True, None), (False, "gelu"), (True, "gelu")]
+# (alpha, beta): beta == 0 on a NaN-poisoned C (C must not be read), and a C
+# that is read
+CASE_SCALARS = [(1.0, 0.0), (1.5, -0.75)]
 
 
-def cases() -> int:
-    """The boundary cases above; the number of mismatches."""
+def cases(kernels=CASE_KERNELS) -> int:
+    """The boundary cases above for ``kernels``; the number of mismatches."""
     import cupy as cp
     import numpy as np
     import sgemm
@@ -93,30 +104,42 @@ def cases() -> int:
     from sgemm.kernels.registry import KERNELS
     bad = 0
     rng = np.random.default_rng(0)
-    for name in CASE_KERNELS:
+    for name in kernels:
         spec = KERNELS[name]
         if spec.min_cc > int(cp.cuda.Device().compute_capability):
             continue
-        for (m, n, k), order, off in ((s, o, f) for s in CASE_SHAPES for o in "CF"
-                                      for f in (0, 1)):
+        tol = 5e-3 if spec.precision == "tf32" else 1e-4
+        for ((m, n, k), (with_bias, act)), order, off, (alpha, beta) in (
+                (s, o, f, ab) for s in zip(CASE_SHAPES, CASE_EPI) for o in "CF"
+                for f in (0, 1) for ab in CASE_SCALARS):
             base = [cp.asarray(rng.standard_normal(r * c + off).astype(np.float32))
                     for r, c in ((m, k), (k, n), (m, n))]
             a, b, c = (x[off:].reshape(sh, order=order) for x, sh in
                        zip(base, ((m, k), (k, n), (m, n))))
-            bias = cp.asarray(rng.standard_normal(n).astype(np.float32))
+            bias = cp.asarray(rng.standard_normal(n).astype(np.float32)) if with_bias else None
+            c_in = cp.asnumpy(c).astype(np.float64)
+            if beta == 0.0:
+                c[...] = cp.nan
+            label = (f"CASE {name} {m}x{n}x{k} {order} off={off} bias={int(with_bias)} "
+                     f"act={act} alpha={alpha} beta={beta}")
             try:
-                sgemm.gemm(a, b, c, kernel=name, bias=bias, activation="gelu")
+                sgemm.gemm(a, b, c, alpha=alpha, beta=beta, kernel=name, bias=bias,
+                           activation=act)
             except Exception as e:          # a kernel that cannot take the shape
-                print(f"CASE {name} {m}x{n}x{k} {order} off={off}: skipped ({e})"[:160])
+                print(f"{label}: skipped ({e})"[:200])
                 continue
-            ref = epilogue.activate(cp.asnumpy(a).astype(np.float64) @
-                                    cp.asnumpy(b).astype(np.float64) +
-                                    cp.asnumpy(bias).astype(np.float64)[None, :], "gelu")
-            err = float(np.abs(cp.asnumpy(c) - ref).max() / max(np.abs(ref).max(), 1e-30))
-            ok = err < 1e-4
+            z = alpha * (cp.asnumpy(a).astype(np.float64) @ cp.asnumpy(b).astype(np.float64))
+            if beta != 0.0:
+                z += beta * c_in
+            if with_bias:
+                z += cp.asnumpy(bias).astype(np.float64)[None, :]
+            ref = epilogue.activate(z, act)
+            out = cp.asnumpy(c)
+            err = (float("inf") if np.isnan(out).any() else
+                   float(np.abs(out - ref).max() / max(np.abs(ref).max(), 1e-30)))
+            ok = err < tol
             bad += not ok
-            print(f"CASE {name} {m}x{n}x{k} {order} off={off}: rel err {err:.1e}"
-                  f"{'' if ok else '  MISMATCH'}", flush=True)
+            print(f"{label}: rel err {err:.1e}{'' if ok else '  MISMATCH'}", flush=True)
     print(f"cases: {bad} mismatches")
     return bad
 
@@ -137,9 +160,11 @@ def main(argv=None) -> dict:
     ap.add_argument("--precisions", default="ieee,tf32x3")
     ap.add_argument("--label", default="", help="a name for the tree measured (JSON only)")
     ap.add_argument("--cases", action="store_true", help="the sanitizer's boundary cases")
+    ap.add_argument("--case-kernels", default=",".join(CASE_KERNELS),
+                    help="comma-separated kernel names for --cases (default: all of them)")
     args = ap.parse_args(argv)
     if args.cases:
-        raise SystemExit(1 if cases() else 0)
+        raise SystemExit(1 if cases(args.case_kernels.split(",")) else 0)
 
     import torch
     import torch.nn.functional as F

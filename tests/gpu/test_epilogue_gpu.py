@@ -82,6 +82,56 @@ def test_every_kernel(kernel, shape, order, act):
     _run(m, n, k, kernel, act, order=order, ta=(m % 2 == 1), tb=(n % 2 == 0))
 
 
+# The wgmma kernels (21_tf32x3_wgmma.cu's store_tile, also 22's) finish each
+# element in registers before its one store, a chunk of column groups at a
+# time: whole chunks store unguarded, chunks at C's edges guarded.
+WGMMA = [pytest.param(n, marks=pytest.mark.sm90)
+         for n in ("tf32x3_wgmma", "tf32_wgmma", "tf32x3_wgmma_rs")]
+WGMMA_EPI = [(True, a) for a in ACTS] + [(False, "gelu")]
+
+
+@pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (1.5, -0.75)], ids=["beta0", "beta"])
+@pytest.mark.parametrize("with_bias,act", WGMMA_EPI, ids=lambda x: str(x))
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("shape", [(256, 256, 64), (65, 200, 70), (130, 129, 33),
+                                   (257, 63, 40)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("kernel", WGMMA)
+def test_wgmma_epilogue_in_registers(kernel, shape, order, with_bias, act, alpha, beta):
+    """Every activation, the bias along either canonical axis (row- or
+    column-major C), whole and edge tiles and chunks, beta == 0 on a
+    NaN-poisoned C and beta != 0."""
+    m, n, k = shape
+    _run(m, n, k, kernel, act, order=order, alpha=alpha, beta=beta, with_bias=with_bias,
+         ta=(k % 2 == 1), tb=(m % 2 == 1))
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("kernel", WGMMA[::2])
+def test_wgmma_epilogue_on_the_ffma_fallback(kernel, order, beta):
+    """An Inf in A sends its tile through tc::ffma_tile, which applies the
+    epilogue itself: finite entries match float64, the row of Infs is
+    relu(+-Inf + bias) = Inf or 0 as in float64."""
+    rng = np.random.default_rng(3)
+    m, n, k = 200, 150, 70
+    a = make(cp, rng, (m, k), order)
+    b = make(cp, rng, (k, n), order)
+    c = make(cp, rng, (m, n), order)
+    a[37, 5] = cp.inf
+    bias = cp.asarray(rng.standard_normal(n).astype(np.float32))
+    c_in = c.copy()
+    if beta == 0:
+        c[...] = cp.nan
+    out = sgemm.gemm(a, b, c, beta=beta, kernel=kernel, bias=bias, activation="relu")
+    ref = _ref(a, b, c_in, 1.0, beta, False, False, bias, "relu")
+    got = host(out)
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    assert np.array_equal(got[np.isinf(ref)], ref[np.isinf(ref)])
+    fin = np.isfinite(ref)
+    assert np.isinf(ref).any() and np.isfinite(got[fin]).all()
+    assert rel_err(got[fin], ref[fin]) < _tol("tf32x3", k)
+
+
 @pytest.mark.parametrize("precision", ["ieee", "tf32x3", "tf32"])
 @pytest.mark.parametrize("trans", list(itertools.product((False, True), repeat=2)),
                          ids=lambda t: "".join("T" if x else "N" for x in t))

@@ -247,6 +247,80 @@ struct TileLoader {
 // columns 8b + 2t and 8b + 2t + 1), or, when `ffma` (an input of this tile was
 // Inf/NaN/huge), the plain FFMA recomputation of the same rows.  Also used by
 // 22_tf32x3_wgmma_rs.cu.
+//
+// With an epilogue (store_tile_epi), bias and activation are applied in registers
+// before the one store of each element.  Finished in a second pass that read C back
+// instead, the tile's C went through L2 twice while nothing else ran (one block per
+// SM): 10-51 us of a 2048-4096-token MLP layer on the H100.  A rolled loop over
+// chunks of CB column groups (4 CB elements of the lane): the chunk's accumulators
+// (NC - 1 selects each, 3 at BN = 128: a register array is indexed at compile time
+// only), alpha/beta, bias, the activation (sg::with_act: straight-line code for the
+// one chosen, so the chunk's latency chains interleave), the stores, unguarded when
+// the chunk is inside C.  Unrolled over the whole tile instead, the four
+// activations' code grew the 128 x 128 kernels by ~35 %, and ptxas then allocated
+// the setmaxnreg-capped producers, whose code had not changed, differently: up to
+// 116 bytes of spills (RS, TT).  BN = 256 (tf32) takes CB = 2 (15 selects an
+// element): its 128 accumulators stay live through the loop, and CB = 4 spilled.
+// Out-of-range elements are computed too (from zero, with the bias of the nearest
+// in-range index) and not stored.  r0, c0: the lane's first row and column.
+template <int BN>
+__device__ __forceinline__ void store_tile_epi(const float (&acc)[BN / 2], int M, int N,
+                                               float alpha, float beta,
+                                               float* __restrict__ C, long long ldc,
+                                               sg::Epi ep, int r0, int c0) {
+    constexpr int NB = BN / 8, CB = BN == 256 ? 2 : 4, NC = NB / CB;
+    static_assert(NB % CB == 0, "whole chunks of column groups");
+    const bool row_in[2] = {r0 < M, r0 + 8 < M};
+    const int act = ep.code & sg::EPI_ACT;
+#pragma unroll 1
+    for (int ch = 0; ch < NC; ++ch) {
+        // Element (b, q) of the chunk: row r0 + 8 (q >= 2), column
+        // c + (q & 1) with c = c0 + 8 (CB ch + b), at col[b] + dq(q).
+        float v[CB][4];
+#pragma unroll
+        for (int k = 0; k < NC; ++k)
+#pragma unroll
+            for (int b = 0; b < CB; ++b)
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    if (k == 0 || ch == k) v[b][q] = acc[4 * (CB * k + b) + q];
+        const int cc = c0 + 8 * CB * ch;
+        float* col[CB];
+#pragma unroll
+        for (int b = 0; b < CB; ++b) col[b] = C + (long long)(cc + 8 * b) * ldc + r0;
+        auto dq = [&](int q) { return (q & 1) * ldc + (q >= 2 ? 8 : 0); };
+#pragma unroll
+        for (int b = 0; b < CB; ++b)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int c = cc + 8 * b + (q & 1);
+                v[b][q] = (row_in[q >> 1] && c < N)
+                    ? sg::scale_c(col[b], dq(q), v[b][q], alpha, beta) : 0.0f;
+                v[b][q] = ep.add_bias(v[b][q], min(r0 + (q >= 2 ? 8 : 0), M - 1),
+                                      min(c, N - 1));
+            }
+        sg::with_act(act, [&](auto a) {
+#pragma unroll
+            for (int b = 0; b < CB; ++b)
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    v[b][q] = sg::activate(v[b][q], decltype(a)::value);
+        });
+        if (row_in[1] && cc + 8 * (CB - 1) + 1 < N) {
+#pragma unroll
+            for (int b = 0; b < CB; ++b)
+#pragma unroll
+                for (int q = 0; q < 4; ++q) col[b][dq(q)] = v[b][q];
+        } else {
+#pragma unroll
+            for (int b = 0; b < CB; ++b)
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    if (row_in[q >> 1] && cc + 8 * b + (q & 1) < N) col[b][dq(q)] = v[b][q];
+        }
+    }
+}
+
 template <int BN, bool TA, bool TB>
 __device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], bool ffma, int M, int N,
                                            int K, float alpha, const float* __restrict__ A,
@@ -260,41 +334,19 @@ __device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], bool ffma
         return;
     }
     const int warp = wtid / 32, lane = wtid % 32, g = lane / 4, t = lane % 4;
+    const int r0 = cm0 + warp * 16 + g, c0 = n0 + 2 * t;
+    if (ep.code) {
+        store_tile_epi<BN>(acc, M, N, alpha, beta, C, ldc, ep, r0, c0);
+        return;
+    }
 #pragma unroll
     for (int b = 0; b < BN / 8; ++b)
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-            const int r = cm0 + warp * 16 + g + (q >= 2 ? 8 : 0);
-            const int c = n0 + b * 8 + 2 * t + (q & 1);
+            const int r = r0 + (q >= 2 ? 8 : 0), c = c0 + b * 8 + (q & 1);
             if (r < M && c < N)
                 sg::store_c(C, (long long)c * ldc + r, acc[4 * b + q], alpha, beta);
         }
-    // The epilogue in a rolled second pass (common.cuh, epi_pass4), U column
-    // groups at a time: their 4U elements are read back together, then
-    // finished and written (one element group per L2 round trip left the pass
-    // latency-bound: ~40 us of a 2048x768->3072 layer on the H100).
-    if (!ep.code) return;
-    constexpr int NB = BN / 8, U = NB % 4 == 0 ? 4 : NB % 2 == 0 ? 2 : 1;
-#pragma unroll 1
-    for (int b0 = 0; b0 < NB; b0 += U) {
-        float x[U][4];
-#pragma unroll
-        for (int b = 0; b < U; ++b)
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const int r = cm0 + warp * 16 + g + (q >= 2 ? 8 : 0);
-                const int c = n0 + (b0 + b) * 8 + 2 * t + (q & 1);
-                if (r < M && c < N) x[b][q] = C[(long long)c * ldc + r];
-            }
-#pragma unroll
-        for (int b = 0; b < U; ++b)
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const int r = cm0 + warp * 16 + g + (q >= 2 ? 8 : 0);
-                const int c = n0 + (b0 + b) * 8 + 2 * t + (q & 1);
-                if (r < M && c < N) C[(long long)c * ldc + r] = ep(x[b][q], r, c);
-            }
-    }
 }
 
 // SWZ: block raster.  SWZ = 1: blockIdx.x is the m-tile.  SWZ = G > 1: the

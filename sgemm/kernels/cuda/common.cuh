@@ -57,7 +57,8 @@ enum EpiCode : int {
 // functions rather than the MUFU approximations: the point of the library
 // is FP32-level accuracy.  relu keeps NaN (torch.relu(nan) is nan).  Its
 // code is long (erff alone is tens of instructions): it appears only in
-// rolled loops and a few sites per kernel (see epi_pass4).
+// rolled loops and a few sites per kernel (see epi_pass4; with_act below for
+// a loop body that needs it straight-line).
 __device__ __forceinline__ float activate(float v, int act) {
     switch (act) {
     case EPI_RELU: return v < 0.0f ? 0.0f : v;
@@ -79,13 +80,34 @@ __device__ __forceinline__ float activate(float v, int act) {
 struct Epi {
     const float* bias;
     int code;
+    __device__ __forceinline__ float add_bias(float v, int i, int j) const {
+        if (code & EPI_BIAS_M) return v + __ldg(bias + i);
+        if (code & EPI_BIAS_N) return v + __ldg(bias + j);
+        return v;
+    }
     __device__ __forceinline__ float operator()(float v, int i, int j) const {
-        if (code & EPI_BIAS_M) v += __ldg(bias + i);
-        else if (code & EPI_BIAS_N) v += __ldg(bias + j);
-        return activate(v, code & EPI_ACT);
+        return activate(add_bias(v, i, j), code & EPI_ACT);
     }
 };
 #define SGEMM_EPI (sg::Epi{bias, epi})
+
+template <int A>
+struct ActTag { static constexpr int value = A; };
+
+// f(ActTag<act>{}) for a runtime activation code (code & EPI_ACT), nothing
+// for none: one copy of f per activation, in which activate(v, A) is
+// straight-line code, so a chunk of elements finished in f interleaves their
+// latency chains (21_tf32x3_wgmma.cu's store_tile_epi).
+template <class F>
+__device__ __forceinline__ void with_act(int act, F f) {
+    switch (act) {
+    case EPI_RELU: f(ActTag<EPI_RELU>{}); break;
+    case EPI_GELU: f(ActTag<EPI_GELU>{}); break;
+    case EPI_GELU_TANH: f(ActTag<EPI_GELU_TANH>{}); break;
+    case EPI_SILU: f(ActTag<EPI_SILU>{}); break;
+    default: break;
+    }
+}
 
 // op(A)(i, p) and op(B)(p, j) as 64-bit offsets into the stored arrays.
 template <bool TA>
@@ -127,19 +149,24 @@ __device__ __forceinline__ void pdl_wait() {
         C += z_ * strideC;                                                     \
     } while (0)
 
-// C(i,j) <- alpha*acc + beta*C(i,j); C is not read when beta == 0.  No
-// epilogue: split-K's partial slices, and the first pass of the heavily
-// unrolled stores (epi_pass below).
+// alpha*acc + beta*C[off]; C is not read when beta == 0 (it may hold NaN).
+__device__ __forceinline__ float scale_c(const float* C, long long off, float acc,
+                                         float alpha, float beta) {
+    return (beta == 0.0f) ? alpha * acc : fmaf(beta, C[off], alpha * acc);
+}
+
+// C(i,j) <- alpha*acc + beta*C(i,j).  No epilogue: split-K's partial slices,
+// and the first pass of the heavily unrolled stores (epi_pass below).
 __device__ __forceinline__ void store_c(float* C, long long off, float acc,
                                         float alpha, float beta) {
-    C[off] = (beta == 0.0f) ? alpha * acc : fmaf(beta, C[off], alpha * acc);
+    C[off] = scale_c(C, off, acc, alpha, beta);
 }
 
 // C(i,j) <- act(alpha*acc + beta*C(i,j) + bias); C is not read when beta == 0.
 // C + off must address element (i, j) (i, j index the bias).
 __device__ __forceinline__ void store_c(float* C, long long off, float acc, float alpha,
                                         float beta, Epi ep, int i, int j) {
-    float r = (beta == 0.0f) ? alpha * acc : fmaf(beta, C[off], alpha * acc);
+    float r = scale_c(C, off, acc, alpha, beta);
     if (ep.code) r = ep(r, i, j);
     C[off] = r;
 }
@@ -154,7 +181,7 @@ __device__ __forceinline__ float4 epi4(float4 r, Epi ep, int m, int n) {
 }
 
 // Second pass of the epilogue for stores unrolled over a whole thread tile
-// (64-128 elements: rungs 5-12, 30/34's tile, the tensor-core kernels, gemv):
+// (64-128 elements: rungs 5-12, 30/34's tile, 20's mma tile, gemv):
 // there, bias loads and activation code at every element site are compiled
 // 64-128 times and hoisted over the live accumulators -- rung 9's
 // 256x64 tile (16x8 per thread) went from 214/228 registers (sm_80/sm_90a)
