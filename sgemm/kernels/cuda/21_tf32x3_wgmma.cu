@@ -254,7 +254,7 @@ struct TileLoader {
 // SM): 10-51 us of a 2048-4096-token MLP layer on the H100.  A rolled loop over
 // chunks of CB column groups (4 CB elements of the lane): the chunk's accumulators
 // (NC - 1 selects each, 3 at BN = 128: a register array is indexed at compile time
-// only), alpha/beta, bias, the activation (sg::with_act: straight-line code for the
+// only), alpha/beta, bias, the activation (sg::activate_chunk: straight-line code for the
 // one chosen, so the chunk's latency chains interleave), the stores, unguarded when
 // the chunk is inside C.  Unrolled over the whole tile instead, the four
 // activations' code grew the 128 x 128 kernels by ~35 %, and ptxas then allocated
@@ -299,13 +299,7 @@ __device__ __forceinline__ void store_tile_epi(const float (&acc)[BN / 2], int M
                 v[b][q] = ep.add_bias(v[b][q], min(r0 + (q >= 2 ? 8 : 0), M - 1),
                                       min(c, N - 1));
             }
-        sg::with_act(act, [&](auto a) {
-#pragma unroll
-            for (int b = 0; b < CB; ++b)
-#pragma unroll
-                for (int q = 0; q < 4; ++q)
-                    v[b][q] = sg::activate(v[b][q], decltype(a)::value);
-        });
+        sg::activate_chunk<CB>(v, act);
         if (row_in[1] && cc + 8 * (CB - 1) + 1 < N) {
 #pragma unroll
             for (int b = 0; b < CB; ++b)

@@ -57,7 +57,7 @@ enum EpiCode : int {
 // functions rather than the MUFU approximations: the point of the library
 // is FP32-level accuracy.  relu keeps NaN (torch.relu(nan) is nan).  Its
 // code is long (erff alone is tens of instructions): it appears only in
-// rolled loops and a few sites per kernel (see epi_pass4; with_act below for
+// rolled loops and a few sites per kernel (see epi_pass4; activate_chunk below for
 // a loop body that needs it straight-line).
 __device__ __forceinline__ float activate(float v, int act) {
     switch (act) {
@@ -91,20 +91,25 @@ struct Epi {
 };
 #define SGEMM_EPI (sg::Epi{bias, epi})
 
-template <int A>
-struct ActTag { static constexpr int value = A; };
-
-// f(ActTag<act>{}) for a runtime activation code (code & EPI_ACT), nothing
-// for none: one copy of f per activation, in which activate(v, A) is
-// straight-line code, so a chunk of elements finished in f interleaves their
-// latency chains (21_tf32x3_wgmma.cu's store_tile_epi).
-template <class F>
-__device__ __forceinline__ void with_act(int act, F f) {
+// activate(v, A) on every element of a chunk, one copy per activation A
+// (compile time), so its latency chains interleave (21_tf32x3_wgmma.cu's
+// store_tile_epi).  Template functions, not a generic lambda: the GPU
+// machine's NVRTC rejected an unannotated generic lambda as a host function
+// in JIT mode (NVRTC 13.5 on the CPU machine took it).
+template <int A, int CB>
+__device__ __forceinline__ void activate_chunk(float (&v)[CB][4]) {
+#pragma unroll
+    for (int b = 0; b < CB; ++b)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) v[b][q] = activate(v[b][q], A);
+}
+template <int CB>
+__device__ __forceinline__ void activate_chunk(float (&v)[CB][4], int act) {
     switch (act) {
-    case EPI_RELU: f(ActTag<EPI_RELU>{}); break;
-    case EPI_GELU: f(ActTag<EPI_GELU>{}); break;
-    case EPI_GELU_TANH: f(ActTag<EPI_GELU_TANH>{}); break;
-    case EPI_SILU: f(ActTag<EPI_SILU>{}); break;
+    case EPI_RELU: activate_chunk<EPI_RELU>(v); break;
+    case EPI_GELU: activate_chunk<EPI_GELU>(v); break;
+    case EPI_GELU_TANH: activate_chunk<EPI_GELU_TANH>(v); break;
+    case EPI_SILU: activate_chunk<EPI_SILU>(v); break;
     default: break;
     }
 }
