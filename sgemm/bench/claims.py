@@ -558,7 +558,14 @@ CLAIMS: tuple[Claim, ...] = (
           ("docs/notes/int8x.md", "docs/accuracy.md")),
     Claim("epilogue", "Linear + bias + GELU fused against sgemm's linear then PyTorch's bias "
           "and GELU, and against PyTorch, both precisions", ("epilogue-h100-2026-11-26.json",),
-          "OUT=$OUT BASE=.. T=110 bash scripts/torch_gpu_run.sh epi", ("docs/notes/torch.md", "docs/torch.md")),
+          "OUT=$OUT BASE=<old tree> T=150 bash scripts/torch_gpu_run.sh epi",
+          ("docs/notes/torch.md", "docs/torch.md")),
+    Claim("sanitizer-epilogue-regs", "compute-sanitizer (memcheck, racecheck, synccheck, "
+          "initcheck) on the wgmma kernels' in-register epilogue, forced on boundary cases "
+          "(every activation, both bias axes, beta 0 on NaN-filled C)",
+          ("sanitizer-epilogue-regs-h100-2026-11-26.log",),
+          "TOOLS=\"memcheck racecheck synccheck initcheck\" CASES_K=tf32x3_wgmma,tf32_wgmma,"
+          "tf32x3_wgmma_rs bash scripts/torch_gpu_run.sh cases", ("docs/notes/torch.md",)),
     Claim("sanitizer-latest", "compute-sanitizer, latest run (memcheck, racecheck, synccheck, "
           "initcheck; tf32x3_wgmma_rs's BN=64 configs, gemv's K split, `auto` for FP32 and "
           "tf32x3): errors",
