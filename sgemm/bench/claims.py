@@ -560,7 +560,7 @@ CLAIMS: tuple[Claim, ...] = (
           "and GELU, and against PyTorch, both precisions", ("epilogue-h100-2026-11-26.json",),
           "OUT=$OUT BASE=<old tree> T=150 bash scripts/torch_gpu_run.sh epi",
           ("docs/notes/torch.md", "docs/torch.md")),
-    Claim("sanitizer-epilogue-regs", "compute-sanitizer (memcheck, racecheck, synccheck, "
+    Claim("epilogue-regs-sanitizer", "compute-sanitizer (memcheck, racecheck, synccheck, "
           "initcheck) on the wgmma kernels' in-register epilogue, forced on boundary cases "
           "(every activation, both bias axes, beta 0 on NaN-filled C)",
           ("sanitizer-epilogue-regs-h100-2026-11-26.log",),
