@@ -235,7 +235,7 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-26-{s}.json" for s in "abc")
+JUDGE = tuple(f"judge-h100-2026-11-26-{s}.json" for s in "def")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h100-2026-11-26.json"
@@ -284,8 +284,9 @@ CLAIMS: tuple[Claim, ...] = (
           "shapes and bytecode absent in the same file)", FIRST_CALL[:1],
           "bash scripts/host_overhead_probe.sh", ("README.md", "docs/first-call.md"),
           _first_call(FIRST_CALL[0], "gemm 4096^3 first"),
-          note="after python -m sgemm.build --arch sm_90a; the driver reached through ctypes "
-          "(runtime/cu.py): the call imports no cuda-python module"),
+          note="after python -m sgemm.build --arch sm_90a; the CuPy file is the second round "
+          "of the A/B run (first-call-ab: first_call.py --array cupy --runs 5, commit 5628b22), "
+          "the torch file an earlier tree's (host_overhead_probe.sh)"),
     Claim("first-call-4096-torch", "… the same on torch tensors", FIRST_CALL[1:],
           "bash scripts/host_overhead_probe.sh", ("README.md", "docs/first-call.md"),
           _first_call(FIRST_CALL[1], "gemm 4096^3 first"),
@@ -537,10 +538,15 @@ CLAIMS: tuple[Claim, ...] = (
           "MPI_SWEEP=\"default 8 4 2\" SIZES=32768 bash scripts/gpu_distributed.sh",
           ("docs/distributed.md",)),
     # Reliability.
+    Claim("first-call-ab", "A fresh process's first sgemm.gemm at 4096³ (context excluded, "
+          "bundle built), this tree against the session's starting tree, alternating",
+          ("first-call-ab-h100-2026-11-26.json",),
+          "SGEMM_ROOT=<tree> python3 bench/probes/first_call.py --array cupy --runs 5",
+          ("docs/notes/first-call.md",)),
     Claim("gpu-tests-full", "The whole GPU suite on the merged tree: passed", ("gpu-tests-full-h100-2026-11-26.log",),
           "python3 -m pytest -v -m gpu -p no:cacheprovider --timeout=90",
           ("README.md", "docs/reliability.md"), _full_suite("gpu-tests-full-h100-2026-11-26.log"),
-          "after the prebuild and sgemm's bytecode, on commit ef54fc9"),
+          "after the prebuild and sgemm's bytecode, on commit 5628b22"),
     Claim("sanitizer-tall", "compute-sanitizer on rung 9's tiles along a small n (128x32, "
           "256x64), forced on every edge case", ("sanitizer-tall-tiles-h100-2026-11-25.json",),
           _SAN_CMD, ("docs/reliability.md", "docs/notes/dispatch.md"),
