@@ -14,20 +14,21 @@ from typing import Any
 import numpy as np
 
 from .errors import ArgumentError, ArgumentTypeError
+from .records import Record
 
 HOST = None  # device id of host (NumPy) arrays
 
 
-class ArrayDesc:
+class ArrayDesc(Record):
     """One operand: name (for messages), kind ("numpy", "cupy", "torch",
     "cai"), pointer, shape, strides in elements, dtype, device (None: host
     memory), read-only flag and the object itself.  Read-only by convention.
 
-    A slotted class, not a frozen dataclass: creating a dataclass execs its
-    generated methods (0.6-1.4 ms at a first call's import, measured on the
-    CPU machine) and a frozen one's __init__ pays object.__setattr__ per field
-    on every uncached call.  Equality and hashing compare the fields, as the
-    dataclass did."""
+    A Record (records.py), not a frozen dataclass: creating a dataclass
+    execs its generated methods (0.6-1.4 ms at a first call's import,
+    measured on the CPU machine) and a frozen one's __init__ pays
+    object.__setattr__ per field on every uncached call.  Equality and
+    hashing compare the fields, as the dataclass did."""
 
     __slots__ = ("name", "kind", "ptr", "shape", "strides", "dtype", "device", "readonly",
                  "obj")
@@ -37,20 +38,6 @@ class ArrayDesc:
                  readonly: bool = False, obj: Any = None):
         self.name, self.kind, self.ptr, self.shape, self.strides = name, kind, ptr, shape, strides
         self.dtype, self.device, self.readonly, self.obj = dtype, device, readonly, obj
-
-    def _fields(self) -> tuple:
-        return tuple(getattr(self, f) for f in self.__slots__)
-
-    def __eq__(self, other):
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self):
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return "ArrayDesc(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self.__slots__) + ")"
 
     @property
     def ndim(self) -> int:

@@ -15,10 +15,10 @@ N(0,1), so the scaling check passes and "fp32" takes the engine):
     two events (median of SINGLE; what int8_gemm.py's numbers are: host
     work before the first launch shows there, in a loop it hides behind the
     previous call's GEMMs):
-      previous  -- the pipeline as device.gemm ran it before the runner: the
+      previous  -- the pipeline as its one-call function ran it before the runner: the
                    step functions in sequence, workspace per step, one
                    synchronisation between the conversions and the GEMMs;
-      pipeline  -- device.gemm (the runner, workspace per call);
+      pipeline  -- runner.gemm (the runner, workspace per call);
       int8x     -- sgemm.gemm(a, b, precision="int8x") (plan cache, kept workspace);
       fp32      -- sgemm.gemm(a, b, precision="fp32");
       cublas    -- cupy.matmul, CUPY_TF32=0.
@@ -48,6 +48,7 @@ import sgemm
 from sgemm import plan_cache
 from sgemm.int8x import bound as BD
 from sgemm.int8x import device as D
+from sgemm.int8x import runner as RN
 from sgemm.int8x import moduli as M
 from sgemm.int8x import runner
 
@@ -78,7 +79,7 @@ def timed(f, reps):
 
 
 def previous(a, b):
-    """device.gemm before the runner: the steps, one synchronisation between
+    """The one-call pipeline before the runner: the steps, one synchronisation between
     the conversions and the GEMMs, every buffer from the pool per step."""
     k = a.shape[1]
     bud = M.budget(8, k)
@@ -100,7 +101,7 @@ def previous(a, b):
 def check(a, b) -> dict:
     with _gpu.stream:
         got = sgemm.gemm(a, b, precision="int8x")
-        want = D.gemm(b.T, a.T).T                      # the route's problem: C^T = B^T A^T
+        want = RN.gemm(b.T, a.T).T                      # the route's problem: C^T = B^T A^T
         fp32 = sgemm.gemm(a, b, precision="fp32")
         ref = cp.matmul(a, b)
         prev = previous(b.T, a.T).T
@@ -120,7 +121,7 @@ def products(s: int) -> dict:
     rec = {"m": s, "n": s, "k": s, "reps": REPS.get(s, 2)}
     rec.update(check(a, b))
     hits = plan_cache.stats["hits"]
-    rows = {"previous": lambda: previous(a, b), "pipeline": lambda: D.gemm(a, b),
+    rows = {"previous": lambda: previous(a, b), "pipeline": lambda: RN.gemm(a, b),
             "int8x": lambda: sgemm.gemm(a, b, precision="int8x"),
             "fp32": lambda: sgemm.gemm(a, b, precision="fp32"),
             "cublas": lambda: cp.matmul(a, b)}

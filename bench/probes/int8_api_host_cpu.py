@@ -165,14 +165,14 @@ def profile(f, top=12) -> str:
 def main() -> int:
     F, stamps, allocs = install()
     import sgemm
-    from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     rng = np.random.default_rng(1)
     a = F.device_array(rng.standard_normal((SIZE, SIZE)).astype(np.float32), "F")
     b = F.device_array(rng.standard_normal((SIZE, SIZE)).astype(np.float32), "F")
     pool: dict = {}                  # from here on, allocations are pool hits
     real = F._aligned
     F._aligned = lambda n: pool.get(n) or pool.setdefault(n, real(n))
-    rows = {"device.gemm": lambda: D.gemm(a, b),
+    rows = {"runner.gemm": lambda: RN.gemm(a, b),
             "sgemm.gemm int8x": lambda: sgemm.gemm(a, b, precision="int8x")}
     print(f"tree: {ROOT}\n{SIZE}^3, median of {CALLS} calls, microseconds on this CPU")
     for name, f in rows.items():

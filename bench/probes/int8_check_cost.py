@@ -2,7 +2,7 @@
 costs, measured in one process: the conversion of A (column-major: the
 tiles route) and of B (column-major: the rows route) with the statistics
 and without (device.convert(stats=False)), and the whole pipeline
-device.gemm with the check (on_loss="raise") and without ("ignore"), at
+runner.gemm with the check (on_loss="raise") and without ("ignore"), at
 SIZES^3 on N(0,1) data (the check passes: the common path).  CUDA events,
 2 warm-ups, median of REPS.
 
@@ -17,24 +17,17 @@ import sys
 
 import cupy as cp
 
+import int8_gemm  # noqa: E402 -- the probe beside this one: its timed()
 from sgemm.int8x import device as D
 from sgemm.int8x import moduli as M
+from sgemm.int8x import runner as RN
 
 REPS = 9
 
 
 def timed(f):
-    f(); f()
-    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-    ts = []
-    for _ in range(REPS):
-        e0.record()
-        f()
-        e1.record()
-        e1.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(e0, e1))
-    ts.sort()
-    return {"median_ms": ts[len(ts) // 2], "min_ms": ts[0], "max_ms": ts[-1]}
+    med, lo, hi = int8_gemm.timed(f, REPS)
+    return {"median_ms": med, "min_ms": lo, "max_ms": hi}
 
 
 def probe(n: int) -> dict:
@@ -49,8 +42,8 @@ def probe(n: int) -> dict:
                                    ("convert_b", b, 0, bud.beta, words[1])):
         rec[name] = timed(lambda: D.convert(x, axis, bits, mods, stats=w))
         rec[name + "_nocheck"] = timed(lambda: D.convert(x, axis, bits, mods, stats=False))
-    rec["gemm"] = timed(lambda: D.gemm(a, b, on_loss="raise"))
-    rec["gemm_nocheck"] = timed(lambda: D.gemm(a, b, on_loss="ignore"))
+    rec["gemm"] = timed(lambda: RN.gemm(a, b, on_loss="raise"))
+    rec["gemm_nocheck"] = timed(lambda: RN.gemm(a, b, on_loss="ignore"))
     rec["tflops"] = 2.0 * n ** 3 / rec["gemm"]["median_ms"] / 1e9
     rec["tflops_nocheck"] = 2.0 * n ** 3 / rec["gemm_nocheck"]["median_ms"] / 1e9
     return rec

@@ -1,6 +1,6 @@
 """Probe: the integer engine's INT8 GEMMs (41_int8_mma.cu, mma.sync; and
 42_int8_wgmma.cu, wgmma, on sm_90a) and its whole pipeline
-(sgemm.int8x.device.gemm) against cupy.matmul FP32 (TF32 off), at 4096^3,
+(sgemm.int8x.runner.gemm) against cupy.matmul FP32 (TF32 off), at 4096^3,
 8192^3 and 16384^3 on N(0,1) data.  Not part of the package.
 
 Per size, correctness first, then time (CUDA events, 2 warm-up calls, median
@@ -41,6 +41,7 @@ import cupy as cp
 import numpy as np
 
 from sgemm.int8x import device as D
+from sgemm.int8x import runner as RN
 from sgemm.int8x import moduli as M
 from sgemm.kernels import utility as U
 
@@ -123,7 +124,7 @@ def accuracy(a, b, rec):
     a64, b64 = a.astype(cp.float64), b.astype(cp.float64)
     ref = cp.matmul(a64, b64)
     scale = cp.matmul(cp.abs(a64), cp.abs(b64))
-    rec["int8x_err"] = errors(D.gemm(a, b), ref, scale)
+    rec["int8x_err"] = errors(RN.gemm(a, b), ref, scale)
     rec["cublas_fp32_err"] = errors(cp.matmul(a, b), ref, scale)
 
 
@@ -137,11 +138,11 @@ def probe(s: int) -> dict:
     int8_steps(a, b, rec)
     accuracy(a, b, rec)
     flops = 2.0 * m * n * k
-    med, lo, hi = timed(lambda: D.gemm(a, b))
+    med, lo, hi = timed(lambda: RN.gemm(a, b))
     rec["int8x"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9,
                         gemm=D.gemm_spec().name)
     for kernel in kernels()[1:]:        # the pipeline with the other INT8 GEMM
-        med, lo, hi = timed(lambda: D.gemm(a, b, kernel=kernel))
+        med, lo, hi = timed(lambda: RN.gemm(a, b, kernel=kernel))
         rec[f"int8x_{kernel}"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9)
     med, lo, hi = timed(lambda: cp.matmul(a, b))
     rec["cublas_fp32"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9)

@@ -4,19 +4,18 @@ FP32 GEMM from INT8 products: scale each row of A and each column of B by a
 power of two and truncate to integers (A', B'); for each of N pairwise
 coprime moduli p_l <= 256 take symmetric residues, which fit int8; multiply
 the residue matrices exactly (INT8 tensor cores, INT32 accumulators); rebuild
-C' = A' B' from its residues (the Chinese remainder theorem, here in Garner's
-mixed-radix form, which needs only small-integer arithmetic); undo the
-scaling.  Method: Ozaki, Uchino and Imamura, "Ozaki Scheme II: a
+C' = A' B' from its residues (the Chinese remainder theorem, as one 64-bit
+sum); undo the scaling.  Method: Ozaki, Uchino and Imamura, "Ozaki Scheme II: a
 GEMM-oriented emulation of floating-point matrix multiplication using an
 integer modular technique" (arXiv 2504.08009); GEMMul8 (RIKEN) implements it
 unfused.  The code here is written from the method, not from theirs.
 
 Status: the pipeline runs end to end on CuPy arrays
-(device.gemm: exponents and int8 residue planes, 40_int8x.cu; the INT8
+(runner.gemm: exponents and int8 residue planes, 40_int8x.cu; the INT8
 GEMMs of all moduli in one launch, 42_int8_wgmma.cu on sm_90a and
 41_int8_mma.cu elsewhere; Garner reconstruction with alpha/beta,
 40_int8x.cu).  moduli.py holds what the kernels take from
-the host (moduli, bit budgets, Garner constants); reference.py is an exact
+the host (moduli, bit budgets, the reconstruction's constants); reference.py is an exact
 NumPy emulation of the whole pipeline that the kernels match bit for bit --
 every step but the scaling and the final conversion is integer arithmetic.
 runner.py builds it once per problem shape (launches packed, workspace

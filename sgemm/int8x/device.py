@@ -1,7 +1,6 @@
 """The integer engine on CuPy arrays, step by step as reference.py emulates
-them, and the whole pipeline in one call:
-
-    C = device.gemm(a, b, c, alpha, beta)       # float32 CuPy arrays
+them (runner.py puts the steps together: ``runner.gemm(a, b, c, alpha,
+beta)`` is the whole pipeline in one call):
 
 int8 residue planes with their exponents, one read of each operand where
 its rows are contiguous (40_int8x.cu) -> INT8 GEMMs
@@ -12,14 +11,13 @@ step after the scaling is integer arithmetic, so the result equals
 reference.gemm(...) rounded to float32 bit for bit
 (tests/gpu/test_int8x_gpu.py).
 
-``gemm`` runs the pipeline as runner.py builds it (the launches prepared
-once per shape, the INT8 GEMMs launched before the one synchronisation);
-the step functions here (convert, int8_gemm, garner) launch one step each
-on CuPy arrays, for tests and probes, and both take their grids and
-arguments from the same builders (convert_launches, int8_gemm_args,
-garner_args).
+runner.py runs the pipeline with the launches prepared once per shape and
+the INT8 GEMMs launched before the one synchronisation; the step functions
+here (convert, int8_gemm, garner) launch one step each on CuPy arrays, for
+tests and probes, and both take their grids and arguments from the same
+builders (convert_launches, int8_gemm_args, garner_args).
 
-Workspace (``gemm``: one buffer from CuPy's pool per call, freed on return):
+Workspace (``runner.gemm``: one buffer from CuPy's pool per call, freed on return):
 the residue planes, n_moduli * (m + n) * K16 bytes (K16 = k rounded up to
 16), and the byte planes of C' (C'_l mod p_l, reduced in the GEMM's
 epilogue), n_moduli * n * M16 bytes (M16 = m rounded up to 16) -- 8 m n
@@ -353,7 +351,7 @@ def byte_planes(planes, n_moduli: int = U.INT8X_MODULI):
     return buf[:, :, :m].transpose(0, 2, 1)
 
 
-def _output(m: int, ncols: int, c, beta: float, out):
+def output_array(m: int, ncols: int, c, beta: float, out):
     """The float32 array Garner writes (unit stride down columns), holding
     beta's operand when beta != 0: out itself if given (c copied into it
     unless c is out), else a new Fortran-ordered array."""
@@ -361,13 +359,13 @@ def _output(m: int, ncols: int, c, beta: float, out):
     if out is None:
         return cupy.asfortranarray(c.astype(cupy.float32)) if beta != 0.0 else \
             cupy.empty((m, ncols), cupy.float32, order="F")
-    _check_out(m, ncols, out)
+    check_output(m, ncols, out)
     if beta != 0.0 and c is not out:
         out[...] = c
     return out
 
 
-def _check_out(m: int, ncols: int, out) -> None:
+def check_output(m: int, ncols: int, out) -> None:
     import cupy
     if out.dtype != cupy.float32 or out.shape != (m, ncols) or (
             m > 1 and out.strides[0] != 4) or (ncols > 1 and out.strides[1] < 4 * m):
@@ -397,7 +395,7 @@ def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None, 
                          f"or byte_planes()' layout)")
     if beta != 0.0 and c is None:
         raise ValueError("int8x.garner: beta != 0 needs c")
-    out = _output(m, ncols, c, beta, out)
+    out = output_array(m, ncols, c, beta, out)
     if m * ncols:
         _launch(U.INT8X_GARNER, garner_grid(m, ncols),
                 garner_args(m, ncols, planes.data.ptr, st[2], st[0], mods.data.ptr, mu.data.ptr,
@@ -413,68 +411,3 @@ def garner_args(m: int, ncols: int, planes, col_bytes: int, plane_bytes: int, mo
     placed as given (see convert_launches)."""
     return (np.int32(m), np.int32(ncols), planes, col_bytes, plane_bytes, mods, mu, nu,
             np.float32(alpha), np.float32(beta), out, max(ldc, m))
-
-
-def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
-         n_moduli: int = U.INT8X_MODULI, config: str | None = None, kernel: str = "auto",
-         out=None, on_loss: str = "raise"):
-    """C = alpha a @ b + beta c through the integer pipeline (Ozaki scheme II,
-    8 moduli: FP32-level accuracy for k up to a few thousand, see
-    moduli.budget).  a (m x k), b (k x n), c (m x n): float32 CuPy arrays of
-    any strides (a column-major problem's Fortran-ordered operands are read
-    in place).  kernel/config choose the INT8 GEMM (int8_gemm).  Returns a
-    new Fortran-ordered float32 (m, n) array, or out (float32 (m, n), unit
-    stride down columns; c may be out itself, updated in place); c is never
-    read when beta == 0, and out is not written before the inputs are found
-    finite.
-
-    alpha == 0 or k == 0 give beta c without reading a or b (netlib).  Inf or
-    NaN in a or b raise NonFiniteInput: they have no integer form, and the
-    FP32 path must take the call (checked with one device-to-host read; the
-    INT8 GEMMs, which write only the workspace, are queued before it, see
-    runner.py).
-
-    The same read brings the scaling check (sgemm/int8x/bound.py): whether
-    the per-row and per-column scaling provably keeps every entry's error
-    within (k + 1) u (|a||b|)_ij, FP32's classical bound.  Where it cannot
-    (rows or columns spanning a wide exponent range, see bound.py), on_loss
-    says what happens: "raise" (ScalingLoss, before anything is written:
-    the caller runs FP32 instead), "warn" (Int8xAccuracyWarning, then the
-    engine's result) or "ignore" (the statistics are not even gathered)."""
-    import cupy
-    if on_loss not in ("raise", "warn", "ignore"):
-        raise ValueError(f"int8x.gemm: on_loss={on_loss!r} must be 'raise', 'warn' or 'ignore'")
-    if n_moduli != U.INT8X_MODULI:
-        raise ValueError(f"int8x.gemm: n_moduli={n_moduli}: the kernels are built for "
-                         f"{U.INT8X_MODULI}")
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise ValueError(f"int8x.gemm: shapes {a.shape} and {b.shape} do not multiply")
-    for name, x in (("a", a), ("b", b)) + ((("c", c),) if c is not None else ()):
-        if x.dtype != cupy.float32:
-            raise ValueError(f"int8x.gemm: {name} must be float32, got {x.dtype}")
-    m, k = a.shape
-    n = b.shape[1]
-    if c is not None and c.shape != (m, n):
-        raise ValueError(f"int8x.gemm: c has shape {c.shape}, the product {(m, n)}")
-    if beta != 0.0 and c is None:
-        raise ValueError("int8x.gemm: beta != 0 needs c")
-    if m == 0 or n == 0 or k == 0 or alpha == 0.0:
-        if out is None:
-            out = cupy.empty((m, n), cupy.float32, order="F")
-        if beta == 0.0 or c is None:
-            out[...] = 0.0
-        else:
-            out[...] = np.float32(beta) * c
-        return out
-    if out is None:
-        out = _output(m, n, c, beta, None)           # holds beta's c already
-        fill = None
-    else:
-        _check_out(m, n, out)
-        # out is not written before the inputs are found finite: c goes
-        # into it once the runner has checked them, before Garner
-        fill = (lambda: out.__setitem__(Ellipsis, c)) if beta != 0.0 and c is not out else None
-    from . import runner
-    r = runner.for_arrays(a, b, out, alpha, beta, on_loss, kernel, config)
-    r(a.data.ptr, b.data.ptr, out.data.ptr, cupy.cuda.get_current_stream().ptr, fill)
-    return out

@@ -101,6 +101,7 @@ class _Engine:
     def __init__(self, plan, A, B, C, ta: bool, tb: bool, asked: str):
         from . import runner
         self.alpha, self.beta, self.ta, self.tb = plan.alpha, plan.beta, ta, tb
+        self.plan_cls = type(plan)
         m, n = C.shape
         # strides in elements of op(a), op(b)
         sa = (A.strides[1], A.strides[0]) if ta else tuple(A.strides)
@@ -126,11 +127,12 @@ class _Engine:
             self.runner(pa, pb, ptrs[2], stream)
         except (NonFiniteInput, ScalingLoss):
             # Inf/NaN have no integer form, or the scaling cannot hold the
-            # data to FP32 accuracy; C is untouched so far
-            from .. import plan_cache
+            # data to FP32 accuracy; C is untouched so far.  A tf32x3 plan of
+            # the plan's own class: the engine sits below the planner and the
+            # plan cache (both import this module), so it imports neither
             a, b, c = arrays
-            plan_cache.gemm(a, b, c, alpha=self.alpha, beta=self.beta, trans_a=self.ta,
-                            trans_b=self.tb, precision="tf32x3", stream=stream)
+            self.plan_cls(a, b, c, alpha=self.alpha, beta=self.beta, trans_a=self.ta,
+                          trans_b=self.tb, precision="tf32x3", stream=stream).execute()
 
 
 def _runner(plan, A, B, C, ta: bool, tb: bool, asked: str = "int8x"):

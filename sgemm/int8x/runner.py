@@ -7,7 +7,7 @@ A Runner is every launch of the pipeline (device.py: two conversions, the
 INT8 GEMMs, Garner) for fixed shapes, strides, alpha, beta, on_loss and
 device, with the kernels loaded, the grids and arguments built and packed
 once (launcher.PreparedLaunch); a call writes the operands' and the
-workspace's addresses into the packed arguments and launches.  device.gemm
+workspace's addresses into the packed arguments and launches.  gemm (below)
 builds one per shape (its workspace allocated per call); the public entry
 points keep one per plan in the plan cache (sgemm/int8x/route.py), with
 its workspace kept between calls.
@@ -141,7 +141,7 @@ class Runner:
     handle; it raises NonFiniteInput or ScalingLoss (on_loss="raise")
     before Garner, with out untouched, and warns Int8xAccuracyWarning under
     on_loss="warn".  ``before_garner``: a callable run once the inputs are
-    found good, before Garner is launched (device.gemm copies c into out
+    found good, before Garner is launched (gemm copies c into out
     there).  m, n, k > 0."""
 
     def __init__(self, device: int, m: int, n: int, k: int, sa, sb, ldc: int, alpha: float,
@@ -331,14 +331,14 @@ def release() -> None:
         _kept.clear()
 
 
-# -- device.gemm's runners, one per problem ------------------------------------------
+# -- gemm's runners, one per problem ------------------------------------------------
 _cache: dict = {}
 MAX_RUNNERS = 16
 
 
 def for_arrays(a, b, out, alpha: float, beta: float, on_loss: str, kernel: str,
                config: str | None) -> Runner:
-    """device.gemm's runner (keep=False) for CuPy arrays a, b and out, built
+    """gemm's runner (keep=False) for CuPy arrays a, b and out, built
     on first use and kept per problem (FIFO, MAX_RUNNERS)."""
     import cupy
     dev = cupy.cuda.Device().id
@@ -355,3 +355,67 @@ def for_arrays(a, b, out, alpha: float, beta: float, on_loss: str, kernel: str,
             _cache.pop(next(iter(_cache)), None)
         _cache[key] = r
     return r
+
+
+def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
+         n_moduli: int = U.INT8X_MODULI, config: str | None = None, kernel: str = "auto",
+         out=None, on_loss: str = "raise"):
+    """C = alpha a @ b + beta c through the integer pipeline (Ozaki scheme II,
+    8 moduli: FP32-level accuracy for k up to a few thousand, see
+    moduli.budget).  a (m x k), b (k x n), c (m x n): float32 CuPy arrays of
+    any strides (a column-major problem's Fortran-ordered operands are read
+    in place).  kernel/config choose the INT8 GEMM (int8_gemm).  Returns a
+    new Fortran-ordered float32 (m, n) array, or out (float32 (m, n), unit
+    stride down columns; c may be out itself, updated in place); c is never
+    read when beta == 0, and out is not written before the inputs are found
+    finite.
+
+    alpha == 0 or k == 0 give beta c without reading a or b (netlib).  Inf or
+    NaN in a or b raise NonFiniteInput: they have no integer form, and the
+    FP32 path must take the call (checked with one device-to-host read; the
+    INT8 GEMMs, which write only the workspace, are queued before it, see
+    the module docstring).
+
+    The same read brings the scaling check (sgemm/int8x/bound.py): whether
+    the per-row and per-column scaling provably keeps every entry's error
+    within (k + 1) u (|a||b|)_ij, FP32's classical bound.  Where it cannot
+    (rows or columns spanning a wide exponent range, see bound.py), on_loss
+    says what happens: "raise" (ScalingLoss, before anything is written:
+    the caller runs FP32 instead), "warn" (Int8xAccuracyWarning, then the
+    engine's result) or "ignore" (the statistics are not even gathered)."""
+    import cupy
+    if on_loss not in ("raise", "warn", "ignore"):
+        raise ValueError(f"int8x.gemm: on_loss={on_loss!r} must be 'raise', 'warn' or 'ignore'")
+    if n_moduli != U.INT8X_MODULI:
+        raise ValueError(f"int8x.gemm: n_moduli={n_moduli}: the kernels are built for "
+                         f"{U.INT8X_MODULI}")
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"int8x.gemm: shapes {a.shape} and {b.shape} do not multiply")
+    for name, x in (("a", a), ("b", b)) + ((("c", c),) if c is not None else ()):
+        if x.dtype != cupy.float32:
+            raise ValueError(f"int8x.gemm: {name} must be float32, got {x.dtype}")
+    m, k = a.shape
+    n = b.shape[1]
+    if c is not None and c.shape != (m, n):
+        raise ValueError(f"int8x.gemm: c has shape {c.shape}, the product {(m, n)}")
+    if beta != 0.0 and c is None:
+        raise ValueError("int8x.gemm: beta != 0 needs c")
+    if m == 0 or n == 0 or k == 0 or alpha == 0.0:
+        if out is None:
+            out = cupy.empty((m, n), cupy.float32, order="F")
+        if beta == 0.0 or c is None:
+            out[...] = 0.0
+        else:
+            out[...] = np.float32(beta) * c
+        return out
+    if out is None:
+        out = D.output_array(m, n, c, beta, None)           # holds beta's c already
+        fill = None
+    else:
+        D.check_output(m, n, out)
+        # out is not written before the inputs are found finite: c goes
+        # into it once the runner has checked them, before Garner
+        fill = (lambda: out.__setitem__(Ellipsis, c)) if beta != 0.0 and c is not out else None
+    r = for_arrays(a, b, out, alpha, beta, on_loss, kernel, config)
+    r(a.data.ptr, b.data.ptr, out.data.ptr, cupy.cuda.get_current_stream().ptr, fill)
+    return out

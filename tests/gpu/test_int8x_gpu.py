@@ -4,7 +4,7 @@ reconstruction kernels (40_int8x.cu) against the host emulation
 INT8 GEMMs, the residue planes for every operand layout; both INT8 GEMMs
 (41_int8_mma.cu, and 42_int8_wgmma.cu on sm_90a), whose byte planes must
 hold the NumPy int64 products modulo p bit for bit (padding rows too) on
-odd shapes and past one exact INT32 sum; the whole pipeline (device.gemm)
+odd shapes and past one exact INT32 sum; the whole pipeline (runner.gemm)
 against the emulation bit for bit and against fp64 next to cuBLAS FP32
 (TF32 off); and the public path (sgemm.gemm(precision="int8x" / "fp32"))
 on every layout, bit for bit against the emulation of the problem it runs
@@ -236,7 +236,7 @@ def test_int8_gemm_refuses_bad_planes():
         D.int8_gemm(a, a, mods, kernel="tensor")
 
 
-# ---- the whole pipeline (device.gemm) ----
+# ---- the whole pipeline (runner.gemm) ----
 
 PIPE = [(1, 1, 1, "C", "C"), (17, 65, 33, "F", "F"), (129, 1000, 255, "F", "C"),
         (64, 4097, 48, "C", "F"), (300, 31, 2, "F", "F"), (257, 512, 130, "C", "C")]
@@ -246,7 +246,7 @@ PIPE = [(1, 1, 1, "C", "C"), (17, 65, 33, "F", "F"), (129, 1000, 255, "F", "C"),
                                                    in PIPE])
 @pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (-1.5, 0.5)])
 def test_pipeline_matches_the_emulation_bit_for_bit(m, k, n, oa, ob, alpha, beta):
-    from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     from sgemm.int8x import reference as R
     from tests.gpu.reference import make
     rng = np.random.default_rng(m * 1000 + k + n)
@@ -255,14 +255,14 @@ def test_pipeline_matches_the_emulation_bit_for_bit(m, k, n, oa, ob, alpha, beta
     a[min(1, m - 1), :] = 0.0                       # an all-zero row
     a *= cp.asarray(np.exp2(rng.integers(-20, 21, (m, 1))).astype(np.float32))
     c = cp.asfortranarray(cp.asarray(rng.standard_normal((m, n)).astype(np.float32)))
-    got = D.gemm(a, b, c if beta else None, alpha, beta)
+    got = RN.gemm(a, b, c if beta else None, alpha, beta)
     assert got.flags.f_contiguous and got.dtype == cp.float32
     want = R.gemm(a.get(), b.get(), c.get(), alpha=alpha, beta=beta).astype(np.float32)
     np.testing.assert_array_equal(got.get(), want)
 
 
 def test_pipeline_with_every_gemm_config_and_deep_k():
-    from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     from sgemm.int8x import reference as R
     from sgemm.runtime import device as devmod
     rng = np.random.default_rng(11)
@@ -273,14 +273,14 @@ def test_pipeline_with_every_gemm_config_and_deep_k():
     for kernel, config in GEMMS:
         if kernel == "wgmma" and not hopper:
             continue
-        np.testing.assert_array_equal(D.gemm(a, b, config=config, kernel=kernel).get(), want)
+        np.testing.assert_array_equal(RN.gemm(a, b, config=config, kernel=kernel).get(), want)
 
 
 @pytest.mark.parametrize("kernel", ["mma", "wgmma"])
 def test_pipeline_with_either_gemm_on_odd_shapes(kernel):
     """Both INT8 GEMMs give the emulation's result bit for bit; the default
     (auto) path is the other tests'."""
-    from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     from sgemm.int8x import reference as R
     _skip_unless_runs(kernel)
     rng = np.random.default_rng(23)
@@ -288,7 +288,7 @@ def test_pipeline_with_either_gemm_on_odd_shapes(kernel):
         a = cp.asfortranarray(cp.asarray(rng.standard_normal((m, k)).astype(np.float32)))
         b = cp.asarray(rng.standard_normal((k, n)).astype(np.float32))
         want = R.gemm(a.get(), b.get()).astype(np.float32)
-        np.testing.assert_array_equal(D.gemm(a, b, kernel=kernel).get(), want)
+        np.testing.assert_array_equal(RN.gemm(a, b, kernel=kernel).get(), want)
 
 
 def test_auto_picks_wgmma_on_sm90a():
@@ -308,41 +308,42 @@ def _errors(out, ref, scale):
 def test_accuracy_on_normal_data_is_at_least_cublas_fp32s(m, k, n):
     if os.environ.get("CUPY_TF32", "0") != "0":
         pytest.skip("CUPY_TF32 is on: cupy.matmul would not be FP32")
-    from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     rng = np.random.default_rng(k)
     a = cp.asarray(rng.standard_normal((m, k)).astype(np.float32))
     b = cp.asarray(rng.standard_normal((k, n)).astype(np.float32))
     A, B = a.get().astype(np.float64), b.get().astype(np.float64)
     ref, scale = A @ B, np.abs(A) @ np.abs(B)
-    med, mx = _errors(D.gemm(a, b).get(), ref, scale)
+    med, mx = _errors(RN.gemm(a, b).get(), ref, scale)
     med32, mx32 = _errors(cp.matmul(a, b).get(), ref, scale)
     assert med <= med32 and mx <= mx32, (med, med32, mx, mx32)
 
 
 def test_non_finite_input_raises_and_alpha_zero_reads_nothing():
     from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     a = cp.ones((6, 40), cp.float32)
     b = cp.ones((40, 5), cp.float32)
     a[3, 7] = cp.nan
     with pytest.raises(D.NonFiniteInput, match="Inf or NaN in a"):
-        D.gemm(a, b)
+        RN.gemm(a, b)
     b[1, 1] = cp.inf
     with pytest.raises(D.NonFiniteInput):
-        D.gemm(cp.ones((6, 40), cp.float32), b)
+        RN.gemm(cp.ones((6, 40), cp.float32), b)
     c = cp.full((6, 5), 2.0, cp.float32)
-    np.testing.assert_array_equal(D.gemm(a, b, c, alpha=0.0, beta=0.5).get(), 1.0)
-    np.testing.assert_array_equal(D.gemm(a, b, alpha=0.0).get(), 0.0)
+    np.testing.assert_array_equal(RN.gemm(a, b, c, alpha=0.0, beta=0.5).get(), 1.0)
+    np.testing.assert_array_equal(RN.gemm(a, b, alpha=0.0).get(), 0.0)
 
 
 def test_degenerate_shapes_and_beta_zero_never_reads_c():
-    from sgemm.int8x import device as D
-    assert D.gemm(cp.ones((0, 4), cp.float32), cp.ones((4, 3), cp.float32)).shape == (0, 3)
+    from sgemm.int8x import runner as RN
+    assert RN.gemm(cp.ones((0, 4), cp.float32), cp.ones((4, 3), cp.float32)).shape == (0, 3)
     c = cp.full((3, 2), 4.0, cp.float32)
     np.testing.assert_array_equal(
-        D.gemm(cp.ones((3, 0), cp.float32), cp.ones((0, 2), cp.float32), c, 1.0, 0.25).get(),
+        RN.gemm(cp.ones((3, 0), cp.float32), cp.ones((0, 2), cp.float32), c, 1.0, 0.25).get(),
         1.0)
     poisoned = cp.full((3, 2), cp.nan, cp.float32)
-    got = D.gemm(cp.ones((3, 5), cp.float32), cp.ones((5, 2), cp.float32), poisoned, 1.0, 0.0)
+    got = RN.gemm(cp.ones((3, 5), cp.float32), cp.ones((5, 2), cp.float32), poisoned, 1.0, 0.0)
     np.testing.assert_array_equal(got.get(), 5.0)
 
 

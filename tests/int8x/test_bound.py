@@ -144,9 +144,8 @@ def test_report_loss_raises_or_warns_with_the_numbers():
 
 def test_fp32_falls_back_and_int8x_warns(monkeypatch):
     """route's runner checks with on_loss="raise" for precision="fp32" (the
-    ScalingLoss is caught and tf32x3 runs through the plan cache, on the
-    call's stream) and "warn" for "int8x"."""
-    from sgemm import plan_cache
+    ScalingLoss is caught and a tf32x3 plan of the plan's own class runs, on
+    the call's stream) and "warn" for "int8x"."""
     from sgemm.int8x import route, runner
     seen, ran = [], []
 
@@ -158,13 +157,22 @@ def test_fp32_falls_back_and_int8x_warns(monkeypatch):
         def __call__(self, *args):
             if self.on_loss == "raise":
                 raise BD.ScalingLoss("wide", 1.0, 0.5)
+
+    class FakePlan:
+        """Stands in for sgemm.plan.Plan: keeps its arguments (as attributes
+        too), and execute() records them."""
+        def __init__(self, *args, **kw):
+            self.args, self.kw = args, kw
+            self.__dict__.update(kw)
+
+        def execute(self):
+            ran.append((self.args, self.kw))
     monkeypatch.setattr(runner, "Runner", FakeRunner)
-    monkeypatch.setattr(plan_cache, "gemm", lambda *a, **kw: ran.append((a, kw)))
     desc = SimpleNamespace(shape=(4, 4), strides=(4, 1), ptr=1 << 40, obj="x")
     for asked, falls_back in (("fp32", True), ("int8x", False)):
         ran.clear()
-        plan = SimpleNamespace(alpha=1.0, beta=0.0, _kind="cupy", device=SimpleNamespace(id=0),
-                               _result=lambda s: "result")
+        plan = FakePlan(alpha=1.0, beta=0.0, _kind="cupy", device=SimpleNamespace(id=0),
+                        _result=lambda s: "result")
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert route._runner(plan, desc, desc, desc, False, False, asked)(stream=5) == "result"

@@ -3,13 +3,13 @@ plan cache, on the CPU: every kernel emulated from its raw arguments
 (tests/int8x/fake_gpu.py), so the results are reference.gemm's bit for bit
 only where every pointer, stride, offset and relocation is right.
 
-What is checked: device.gemm and sgemm.gemm(precision="int8x") on every
+What is checked: runner.gemm and sgemm.gemm(precision="int8x") on every
 layout against the emulation; the statistics both routes gather; one
 synchronisation a call, with the INT8 GEMMs launched before it; Inf/NaN and
 the scaling check (raise / warn / ignore) with the output untouched; the
 runner waiting for the check after a failure and speculating again after a
 pass; a repeated public call building nothing (a plan-cache hit, the runner
-alone); the tf32x3 fallback on a hit; the workspace per call (device.gemm)
+alone); the tf32x3 fallback on a hit; the workspace per call (runner.gemm)
 or kept within KEEP_BYTES (the public path), per stream; the packed
 launches (PreparedLaunch) relocating like the cuda.core ones.  The GPU runs
 the same calls in tests/gpu/test_int8x_gpu.py."""
@@ -101,7 +101,7 @@ def test_layout_is_aligned_disjoint_and_within_its_stated_bound(m, n, k, tiles):
     assert lay["total"] <= D.workspace_bytes(m, n, k) + 36 * (m + n) + 1536 + 10 * 256
 
 
-# -- device.gemm: the runner, workspace per call -----------------------------------------
+# -- runner.gemm: the runner, workspace per call -----------------------------------------
 PIPE = [(1, 1, 1, "C", "C", 0), (17, 65, 33, "F", "F", 3), (29, 100, 25, "F", "C", 1),
         (64, 70, 48, "C", "F", 2), (40, 31, 2, "F", "F", 0), (33, 64, 30, "C", "C", 5)]
 
@@ -111,7 +111,7 @@ PIPE = [(1, 1, 1, "C", "C", 0), (17, 65, 33, "F", "F", 3), (29, 100, 25, "F", "C
                                               (2.0, -1.0, "out is c"), (0.5, 2.0, "out")])
 def test_device_gemm_matches_the_emulation_bit_for_bit(m, k, n, oa, ob, pad, alpha, beta,
                                                         cmode):
-    from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     rng = np.random.default_rng(m * 1000 + k + n)
     ha, hb, hc = _data(rng, (m, k)), _data(rng, (k, n), axis=1), _data(rng, (m, n))
     ha[min(1, m - 1), :] = 0.0                       # an all-zero row
@@ -119,14 +119,14 @@ def test_device_gemm_matches_the_emulation_bit_for_bit(m, k, n, oa, ob, pad, alp
     c = F.device_array(hc, "F")
     want = R.gemm(ha, hb, hc, alpha=alpha, beta=beta).astype(F32)
     if cmode == "new":
-        got = D.gemm(a, b, c if beta else None, alpha, beta)
+        got = RN.gemm(a, b, c if beta else None, alpha, beta)
         assert got.flags.f_contiguous and got is not c
     elif cmode == "out is c":
-        got = D.gemm(a, b, c, alpha, beta, out=c)
+        got = RN.gemm(a, b, c, alpha, beta, out=c)
         assert got is c
     else:                                            # c copied into out after the check
         out = F.device_array(np.full((m, n), np.nan, F32), "F")
-        got = D.gemm(a, b, c, alpha, beta, out=out)
+        got = RN.gemm(a, b, c, alpha, beta, out=out)
         assert got is out
         np.testing.assert_array_equal(c.get(), hc)
     np.testing.assert_array_equal(got.get(), want)
@@ -137,14 +137,14 @@ def test_device_gemm_matches_the_emulation_bit_for_bit(m, k, n, oa, ob, pad, alp
                                           ("C", "C", ("rows", "tiles")),
                                           ("C", "F", ("rows", "rows"))])
 def test_both_routes_gather_the_host_models_statistics(oa, ob, routes, built):
-    from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     from sgemm.int8x import runner
     rng = np.random.default_rng(5)
     ha, hb = _data(rng, (40, 96)), _data(rng, (96, 35), wide=True)
     ha[3, :] = 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BD.Int8xAccuracyWarning)
-        D.gemm(_dev(ha, oa), _dev(hb, ob), on_loss="warn")
+        RN.gemm(_dev(ha, oa), _dev(hb, ob), on_loss="warn")
     r = next(iter(runner._cache.values()))
     assert r.routes == routes
     w = r._host.reshape(2, BD.WORDS)
@@ -156,12 +156,12 @@ def test_both_routes_gather_the_host_models_statistics(oa, ob, routes, built):
 
 
 def test_one_synchronisation_with_the_int8_gemms_launched_before_it():
-    from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     rng = np.random.default_rng(1)
     a, b = _dev(_data(rng, (20, 64)), "F"), _dev(_data(rng, (64, 12), axis=1), "F")
-    D.gemm(a, b)
+    RN.gemm(a, b)
     F.LOG.clear()
-    D.gemm(a, b)
+    RN.gemm(a, b)
     assert [e[0] for e in F.LOG] == ["memset", "memcpy", "launch", "launch", "launch",
                                      "launch", "memcpy", "record", "launch", "sync", "launch"]
     assert F.names() == ["int8x_rowmax", "int8x_residues", "int8x_row_stats",
@@ -178,6 +178,7 @@ def _before(first, then) -> bool:
 
 def test_non_finite_input_raises_with_out_untouched_and_the_next_call_waits():
     from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     from sgemm.int8x import runner
     rng = np.random.default_rng(2)
     ha, hb = _data(rng, (12, 64)), _data(rng, (64, 10), axis=1)
@@ -185,27 +186,28 @@ def test_non_finite_input_raises_with_out_untouched_and_the_next_call_waits():
     bad[4, 9] = np.nan
     out = F.device_array(np.full((12, 10), 7.0, F32), "F")
     with pytest.raises(D.NonFiniteInput, match="Inf or NaN in a"):
-        D.gemm(_dev(bad), _dev(hb), out=out)
+        RN.gemm(_dev(bad), _dev(hb), out=out)
     np.testing.assert_array_equal(out.get(), 7.0)
     assert "int8x_garner" not in F.names()
     assert _before("int8_wgmma", "sync")            # it had speculated: one GEMM wasted
     r = next(iter(runner._cache.values()))
     assert r.speculate is False
     F.LOG.clear()
-    got = D.gemm(_dev(ha), _dev(hb), out=out)        # waits for the check, then runs
+    got = RN.gemm(_dev(ha), _dev(hb), out=out)        # waits for the check, then runs
     assert _before("sync", "int8_wgmma")
     np.testing.assert_array_equal(got.get(), R.gemm(ha, hb).astype(F32))
     assert r.speculate is True
     F.LOG.clear()
-    D.gemm(_dev(ha), _dev(hb), out=out)
+    RN.gemm(_dev(ha), _dev(hb), out=out)
     assert _before("int8_wgmma", "sync")
     hb[0, 0] = np.inf
     with pytest.raises(D.NonFiniteInput, match="Inf or NaN in b"):
-        D.gemm(_dev(ha), _dev(hb), out=out)
+        RN.gemm(_dev(ha), _dev(hb), out=out)
 
 
 def test_scaling_check_raises_warns_or_is_skipped():
     from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     from sgemm.int8x import moduli as M
     rng = np.random.default_rng(3)
     ha, hb = _data(rng, (16, 64), wide=True), _data(rng, (64, 12), wide=True)
@@ -214,27 +216,27 @@ def test_scaling_check_raises_warns_or_is_skipped():
     want = R.gemm(ha, hb).astype(F32)
     out = F.device_array(np.full((16, 12), 3.0, F32), "F")
     with pytest.raises(D.ScalingLoss):
-        D.gemm(_dev(ha, "F"), _dev(hb, "F"), out=out)
+        RN.gemm(_dev(ha, "F"), _dev(hb, "F"), out=out)
     np.testing.assert_array_equal(out.get(), 3.0)
     with pytest.warns(BD.Int8xAccuracyWarning):
-        got = D.gemm(_dev(ha, "F"), _dev(hb, "F"), on_loss="warn")
+        got = RN.gemm(_dev(ha, "F"), _dev(hb, "F"), on_loss="warn")
     np.testing.assert_array_equal(got.get(), want)
     F.LOG.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error", BD.Int8xAccuracyWarning)
-        got = D.gemm(_dev(ha, "F"), _dev(hb, "F"), on_loss="ignore")
+        got = RN.gemm(_dev(ha, "F"), _dev(hb, "F"), on_loss="ignore")
     np.testing.assert_array_equal(got.get(), want)
     assert "int8x_row_stats" not in F.names()       # "ignore": no statistics gathered
 
 
 def test_device_gemm_takes_a_workspace_per_call_and_one_runner_per_problem(built):
-    from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     from sgemm.int8x import runner
     rng = np.random.default_rng(4)
     a, b = _dev(_data(rng, (9, 64))), _dev(_data(rng, (64, 7), axis=1))
     for _ in range(3):
-        D.gemm(a, b)
-    D.gemm(a, b, alpha=2.0)
+        RN.gemm(a, b)
+    RN.gemm(a, b, alpha=2.0)
     assert len(built) == 2
     assert all(r._ws is None for r in runner._cache.values()) and runner.kept_bytes() == 0
 

@@ -57,21 +57,21 @@ def test_kernel_statistics_equal_the_host_model(route, cls, m, k, n, orders):
 
 
 def test_device_gemm_refuses_wide_data_before_writing_and_keeps_normal_data():
-    from sgemm.int8x import device as D
+    from sgemm.int8x import runner as RN
     rng = np.random.default_rng(3)
     a, b = _op(rng, "wide20", (200, 512), "F"), _op(rng, "wide20", (512, 150), "F")
     out = cp.full((200, 150), 7.0, cp.float32, order="F")
     with pytest.raises(BD.ScalingLoss) as ei:
-        D.gemm(a, b, out=out)
+        RN.gemm(a, b, out=out)
     assert ei.value.ratio > ei.value.limit
     assert bool((out == 7.0).all())                               # untouched
     with pytest.warns(BD.Int8xAccuracyWarning):
-        D.gemm(a, b, on_loss="warn")
-    D.gemm(a, b, on_loss="ignore")
+        RN.gemm(a, b, on_loss="warn")
+    RN.gemm(a, b, on_loss="ignore")
     a, b = _op(rng, "normal", (200, 512), "F"), _op(rng, "normal", (512, 150), "F")
     with warnings.catch_warnings():
         warnings.simplefilter("error", BD.Int8xAccuracyWarning)
-        got = D.gemm(a, b)
+        got = RN.gemm(a, b)
     np.testing.assert_array_equal(got.get(), R.gemm(a.get(), b.get()).astype(np.float32))
 
 
