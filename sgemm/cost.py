@@ -220,7 +220,9 @@ def geometry(spec: KernelSpec, p: TileParams, prob: Problem) -> tuple[int, int, 
     """(blocks, K slice depth, flops per block).  For a two-launch split, its
     first launch: the full slices (predict adds the shorter last one)."""
     s = split_of(spec, p)
-    gx, gy, gz = spec.grid(prob, p.replace(split_k=1) if not spec.extra.get("cluster") else p)
+    # the grid of one slice (the default grid does not read split_k)
+    one = (p.split_k == 1 or spec.grid_fn is None or spec.extra.get("cluster"))
+    gx, gy, gz = spec.grid(prob, p if one else p.replace(split_k=1))
     blocks = gx * gy * gz
     kslice = math.ceil(prob.k / s)
     if two_launch_split(spec, p):
@@ -294,7 +296,8 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     bw = cal.machine.bw_frac * dev.dram_bandwidth_gbs() * 1e9
     clock = dev.clock_khz / cal.clock_khz if cal.clock_khz else 1.0
     peak_sm = dev.fp32_peak_tflops() * 1e12 / dev.sm_count
-    F = (peak_sm * r.peak_frac * clock * (1.0 if spec.aligned_for(prob) else r.unaligned)
+    aligned = spec.aligned_for(prob)
+    F = (peak_sm * r.peak_frac * clock * (1.0 if aligned else r.unaligned)
          * r.layout[layout_index(prob)])
     blocks, kslice, flops = geometry(spec, p, prob)
     per_sm = resident(spec, p, dev, regs)
@@ -310,7 +313,7 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     if tail:            # the shorter last slice: one more launch, after the full ones
         comp += compute_time(blocks // full, flops * tail / kslice, per_sm, dev.sm_count, F,
                              min(r.q_sat, per_sm), r.t0) + cal.machine.launch_gap
-    mem = memory_time(prob, s, two, bw, 1.0 if spec.aligned_for(prob) else r.store, r.mem)
+    mem = memory_time(prob, s, two, bw, 1.0 if aligned else r.store, r.mem)
     if spec.extra.get("scheme") == "gemv":     # streaming blocks: few of them cannot reach bw
         mem /= min(1.0, cal.machine.sm_stream * min(blocks, dev.sm_count) / dev.sm_count)
     n_launch = (1 + prob.batch + (prob.batch if tail else 0)) if two else 1

@@ -194,3 +194,34 @@ def test_tf32x3_narrow_outputs_take_the_64_wide_tile(m, n, k, tb):
     assert c.spec.name == "tf32x3_wgmma_rs" and c.params.BN == 64, c.describe()
     big = planner.candidates(prob(4096, 4096, 4096), H100, "tf32x3")[0]
     assert big.spec.name == "tf32x3_wgmma_rs" and big.params.BN == 128, big.describe()
+
+
+def test_candidates_are_remembered_per_problem_and_calibration():
+    """A first call asks for the same problem's candidates twice (the
+    measured choice's shortlist, then the choice): the second answer is the
+    first's, and a new calibration object (cost.forget, a user calibration)
+    is planned afresh, not served from the old one."""
+    p = prob(300, 200, 50000)
+    first = planner.candidates(p, H100, "ieee")
+    again = planner.candidates(p, H100, "ieee")
+    assert again == first and again is not first          # a copy of the list, same plans
+    other = planner.candidates(prob(300, 201, 50000), H100, "ieee")
+    assert [c.predicted for c in other] != [c.predicted for c in first]
+    fresh = cost.Calibration(H100.name, cost.Machine(), dict(cost.calibration(H100).rates),
+                             H100.clock_khz)
+    redone = planner.candidates(p, H100, "ieee", cal=fresh)
+    assert redone[0] is not first[0]
+    assert [c.predicted for c in redone] == [c.predicted for c in first]
+
+
+def test_tile_params_replace_matches_dataclasses_replace():
+    import dataclasses
+    p = registry.KERNELS["double_buffer"].configs["rect"]
+    q = p.replace(split_k=48, pack=0)
+    assert q == dataclasses.replace(p, split_k=48, pack=0) and hash(q) == hash(
+        dataclasses.replace(p, split_k=48, pack=0))
+    assert (p.split_k, p.pack) == (1, 1)                  # the original is untouched
+    with pytest.raises(TypeError, match="splitk"):
+        p.replace(splitk=2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        q.BM = 64

@@ -235,7 +235,7 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-26-{s}.json" for s in "def")
+JUDGE = tuple(f"judge-h100-2026-11-26-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h100-2026-11-26.json"
@@ -244,7 +244,7 @@ TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
 _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
-SANITIZER_LATEST = "sanitizer-bn64-gemv-split-h100-2026-11-26.json"
+SANITIZER_LATEST = "sanitizer-db-edge-unroll-h100-2026-11-26.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
 EAGER = "eager-costs-h100-2026-11-26.json"
 
@@ -407,8 +407,34 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("judge-replay", "The worst problems of the committed judges (ratio < 0.75) replayed "
           "as the judge runs them, with the plan, its source and its launches timed alone "
           "(a diagnosis; not a score)", ("judge-replay-h100-2026-11-26.json",),
-          "OUT=dir python bench/probes/judge_replay.py 0.75 bench/results/judge-h100-2026-11-26-"
-          "{a,b,c}.json", ("docs/notes/dispatch.md",)),
+          "OUT=dir python bench/probes/judge_replay.py 0.72 bench/results/judge-h100-2026-11-26-"
+          "{g,h}.json", ("docs/notes/dispatch.md",)),
+    Claim("edge-unroll-ab", "Rung 9's guarded blocks with the FFMA loop fully unrolled (roomy "
+          "configs, BK <= 16) against the tree before (d3850da), 28 deep-K problems of the "
+          "judge's distribution (own seed), the model's plans, two alternating rounds",
+          ("edge-unroll-ab-h100-2026-11-26.json",),
+          "OUT=dir python bench/probes/tree_ab.py .base . deep-k 28 5151 2 (.base: git archive "
+          "d3850da sgemm pyproject.toml, its bundle built)", ("docs/notes/dispatch.md",)),
+    Claim("edge-unroll-probe", "Rung 9 forced on deep-K outputs narrower than its tile (every "
+          "block guarded) and on whole tiles, aligned and not, the guarded loop unrolled by 2 "
+          "and by 16", ("edge-unroll-probe-h100-2026-11-26.json",),
+          "OUT=dir python bench/probes/unaligned_rate.py edges (twice: as is, and with "
+          "SGEMM_DEFINES=SGEMM_DB_EDGE_UNROLL=16, a macro of that call's tree)",
+          ("docs/notes/dispatch.md",)),
+    Claim("unaligned-rate", "Rung 9's tiles with one operand's pitch made odd (A, B or C) "
+          "and all three, against all pitches a multiple of 4, plan recipes forced",
+          ("unaligned-rate-h100-2026-11-26.json",),
+          "OUT=dir python bench/probes/unaligned_rate.py", ("docs/notes/dispatch.md",)),
+    Claim("rect-minblocks-ab", "The 128x64 / 64x128 tiles at four blocks an SM (a 128-register "
+          "cap) against three, 28 deep-K problems (refuted: not adopted)",
+          ("rect-minblocks-ab-h100-2026-11-26.json",),
+          "OUT=dir python bench/probes/tree_ab.py . .@SGEMM_DB_MINB128=4 deep-k 28 5152 2 "
+          "(an experiment macro of that call's tree)", ("docs/notes/dispatch.md",)),
+    Claim("first-call-planner-ab", "A fresh process's first call of five judge-like problems, "
+          "with the planner's faster candidates (this tree) and before (d3850da), two "
+          "alternating rounds, plain wall time", ("first-call-planner-ab-h100-2026-11-26.log",),
+          "NOPROF_ONLY=1 python bench/probes/judge_first_call.py M,N,K,TA,TB,PREC ... per tree "
+          "(PYTHONPATH, working directory outside both)", ("docs/notes/first-call.md",)),
     Claim("gemv-wider", "gemv forced on outputs whose small side is 17-64, at S = 8, 16 and "
           "1-16 K slices, beside the plan and cuBLAS (refuted: not adopted)",
           ("gemv-wider-h100-2026-11-26.json",),
@@ -573,11 +599,14 @@ CLAIMS: tuple[Claim, ...] = (
           "TOOLS=\"memcheck racecheck synccheck initcheck\" CASES_K=tf32x3_wgmma,tf32_wgmma,"
           "tf32x3_wgmma_rs bash scripts/torch_gpu_run.sh cases", ("docs/notes/torch.md",)),
     Claim("sanitizer-latest", "compute-sanitizer, latest run (memcheck, racecheck, synccheck, "
-          "initcheck; tf32x3_wgmma_rs's BN=64 configs, gemv's K split, `auto` for FP32 and "
-          "tf32x3): errors",
+          "initcheck; rung 9's configs and the cluster kernel on every edge case, `auto`): "
+          "errors",
           (SANITIZER_LATEST,),
           _SAN_CMD, ("README.md", "docs/reliability.md"), _sanitizer(SANITIZER_LATEST),
           _SAN_ONLY),
+    Claim("sanitizer-bn64", "compute-sanitizer on tf32x3_wgmma_rs's BN=64 configs, gemv's K "
+          "split and `auto` for FP32 and tf32x3", ("sanitizer-bn64-gemv-split-h100-2026-11-26.json",),
+          _SAN_CMD, ("docs/reliability.md", "docs/notes/dispatch.md"), note=_SAN_ONLY),
     Claim("sanitizer-splitk-reduce", "compute-sanitizer on the split-K reduction rewrite, "
           "gemv's blocks and `auto`", ("sanitizer-splitk-reduce-h100-2026-11-25.json",),
           _SAN_CMD, ("docs/reliability.md",), note=_SAN_ONLY),

@@ -36,6 +36,7 @@ spec's size rule, ``choose(prob, sm_count) -> TileParams``.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -247,6 +248,7 @@ SPLIT_UNIT_MAX = 256    # gemv's 1024-deep Y chunks as the unit made 1337x1x1222
                         # cuBLAS's 25.3); its loop takes a short last chunk
 
 
+@functools.lru_cache(maxsize=4096)      # pure; the planner asks the same few many times
 def split_slices(k: int, split_k: int, bk: int) -> tuple[int, int, int]:
     """(slice depth kc, full slices, remainder): kc is a multiple of bk, or of
     SPLIT_UNIT_MAX where bk is deeper (and of 4, so slice offsets keep float4
