@@ -265,7 +265,7 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee",
 
     The answer is remembered per problem (a first call asks twice: the
     measured choice's shortlist, then the choice itself where nothing was
-    measured; each asking is a few hundred predictions, 5-18 ms on the CI
+    measured; each asking is a few hundred predictions, 3-9 ms on the CPU
     machine), for as long as the calibration object and the pack switch
     are the same."""
     cal = cal or cost.calibration(dev)
