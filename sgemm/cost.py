@@ -310,13 +310,22 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
         s = full + (tail > 0)
         if not full:            # geometry already counts the one short slice
             tail = 0
-    if tail:            # the shorter last slice: one more launch, after the full ones
+    if tail and spec.extra.get("ragged"):
+        # the shorter last slice in the same launch: its blocks (last in grid
+        # order) take the slots the full slices' last wave leaves idle, and
+        # what does not fit runs as a short wave after it
+        short = blocks // full
+        idle = -blocks % (dev.sm_count * per_sm)
+        comp += compute_time(max(0, short - idle), flops * tail / kslice, per_sm,
+                             dev.sm_count, F, min(r.q_sat, per_sm), r.t0)
+    elif tail:          # the shorter last slice: one more launch, after the full ones
         comp += compute_time(blocks // full, flops * tail / kslice, per_sm, dev.sm_count, F,
                              min(r.q_sat, per_sm), r.t0) + cal.machine.launch_gap
     mem = memory_time(prob, s, two, bw, 1.0 if aligned else r.store, r.mem)
     if spec.extra.get("scheme") == "gemv":     # streaming blocks: few of them cannot reach bw
         mem /= min(1.0, cal.machine.sm_stream * min(blocks, dev.sm_count) / dev.sm_count)
-    n_launch = (1 + prob.batch + (prob.batch if tail else 0)) if two else 1
+    n_launch = (1 + prob.batch + (prob.batch if tail and not spec.extra.get("ragged") else 0)
+                ) if two else 1
     red = reduction_time(prob, s, bw, cal.machine) if two else 0.0
     gpu = max(comp, mem) + red
     host = cal.machine.host_base + cal.machine.host_per_launch * (n_launch - 1)

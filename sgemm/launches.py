@@ -197,7 +197,9 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
     """Launches for a two-launch scheme (today: 'splitk').  Slice s of the
     K range goes to workspace slot s by running ``spec`` as a strided batch
     (K' = slice depth, A/B advanced by one slice per batch entry, alpha=1,
-    beta=0), a shorter last slice as one more launch; then the ordered
+    beta=0), a shorter last slice as the launch's last batch entry where the
+    spec takes its depth (``extra["ragged"]``: k_last, the last argument),
+    else as one more launch; then the ordered
     reduction applies alpha/beta and the epilogue (bias, activation) into C,
     once, on the sum: the slices carry none of it.  Batched problems split each batch
     entry in turn (the workspace is reused; launches are stream-ordered)."""
@@ -219,12 +221,16 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
             b0 = prob.b + 4 * z * prob.stride_b
             c0 = prob.c + 4 * z * prob.stride_c
             parts = []
+            # the short slice in the full slices' launch: its blocks fill their
+            # waves (a launch of its own ran after them on a few SMs)
+            ragged = bool(spec.extra.get("ragged") and full and rem
+                          and full + 1 <= GRID_YZ_MAX)
             if full:
                 parts.append(Problem(m=prob.m, n=prob.n, k=kc, ta=prob.ta, tb=prob.tb,
                                      a=a0, lda=prob.lda, b=b0, ldb=prob.ldb, c=ws, ldc=ldw,
-                                     alpha=1.0, beta=0.0, batch=full, stride_a=sa_slice,
-                                     stride_b=sb_slice, stride_c=sw))
-            if rem:
+                                     alpha=1.0, beta=0.0, batch=full + ragged,
+                                     stride_a=sa_slice, stride_b=sb_slice, stride_c=sw))
+            if rem and not ragged:
                 parts.append(Problem(m=prob.m, n=prob.n, k=rem, ta=prob.ta, tb=prob.tb,
                                      a=a0 + 4 * full * sa_slice, lda=prob.lda,
                                      b=b0 + 4 * full * sb_slice, ldb=prob.ldb,
@@ -236,8 +242,11 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
                     k = launcher.get_kernel(spec, base_params, piece.ta, piece.tb, aligned, dev)
                     cls = WorkspaceLaunch if first else Launch
                     kw = {"workspace": owner} if first else {}
+                    args = spec.args(piece)
+                    if ragged:      # pieces split n only (z <= GRID_YZ_MAX): each ends short
+                        args = args[:-1] + (np.int32(rem),)
                     out.append(cls(k, spec.grid(piece, base_params), spec.block(base_params),
-                                   spec.dynamic_smem(base_params), spec.args(piece), **kw))
+                                   spec.dynamic_smem(base_params), args, **kw))
                     first = False
             vec = c0 % 16 == 0 and prob.ldc % 4 == 0
             rspec = REDUCE_VEC if vec else REDUCE_SCALAR
@@ -289,7 +298,8 @@ def fused_launches(problems: list[Problem], spec: KernelSpec, params: TileParams
     run on two streams at once (the plan cache keys workspace plans by
     stream).  Batches are chunked so that z <= 65535 and the workspace
     stays under WORKSPACE_MAX_BYTES."""
-    from .kernels.schemes import fused_direct_args, fused_slices, sgemm_args
+    from .kernels.schemes import fused_direct_args, fused_slices
+    from .kernels.spec import sgemm_args
     fz = spec.extra["fused"]
     base = params.replace(split_k=1)
     unit, slot = fz["unit"](params), fz["slot"](params)

@@ -609,9 +609,12 @@ def _emulate(launches, mem, counts=None):
                         for i in range(col.start, col.stop):
                             counts[i] = counts.get(i, 0) + 1
             continue
-        (M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, bias, epi) = l.args
-        M, N, K = int(M), int(N), int(K)
+        # specs with extra["ragged"] append k_last, the depth of the last z entry
+        (M, N, K0, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, bias, epi) = l.args[:16]
+        M, N, K0 = int(M), int(N), int(K0)
+        k_last = int(l.args[16]) if len(l.args) == 17 else K0
         for z in range(l.grid[2]):
+            K = k_last if z == l.grid[2] - 1 else K0
             Az, Bz, Cz = A // 4 + z * sa, B // 4 + z * sb, C // 4 + z * sc
             opA = np.array([[mem[Az + (p + i * lda if k.ta else i + p * lda)] for p in range(K)]
                             for i in range(M)])
@@ -631,7 +634,12 @@ def _emulate(launches, mem, counts=None):
                                                   (4, 6, 64, True, True, 8, 8),
                                                   (7, 2, 50, True, False, 3, 8),
                                                   (3, 5, 33, False, True, 16, 4)])
-def test_splitk_launches_emulated(monkeypatch, m, n, k, ta, tb, split, bk):
+@pytest.mark.parametrize("kernel", ["tile", "double_buffer"])
+def test_splitk_launches_emulated(monkeypatch, m, n, k, ta, tb, split, bk, kernel):
+    """Split-K's launches, run by the emulator: the tile kernel's shorter
+    last slice is a launch of its own, rung 9's (extra["ragged"]) is the last
+    z entry of the full slices' launch, k_last deep."""
+    from sgemm.kernels import registry
     from sgemm.runtime import launcher
     monkeypatch.setattr(launcher, "get_kernel",
                         lambda spec, p, ta_, tb_, al, dev: _FakeKernel(spec, ta_, tb_))
@@ -646,8 +654,10 @@ def test_splitk_launches_emulated(monkeypatch, m, n, k, ta, tb, split, bk):
     monkeypatch.setattr(launches, "allocate_workspace", lambda nf, dev: (None, 4 * ws_at))
     pr = Problem(m=m, n=n, k=k, ta=ta, tb=tb, a=0, lda=lda, b=4 * a_n, ldb=ldb,
                  c=4 * (a_n + b_n), ldc=ldc, alpha=0.5, beta=-2.0)
-    params = schemes.SPLITK_CONFIGS["small"].replace(split_k=split, BK=bk)
-    ls = dispatch.scheme_launches([pr], schemes.TILE, params, "splitk", H100)
+    spec = registry.KERNELS[kernel]
+    params = (schemes.SPLITK_CONFIGS["small"] if kernel == "tile" else spec.configs["small"]
+              ).replace(split_k=split, BK=bk)
+    ls = dispatch.scheme_launches([pr], spec, params, "splitk", H100)
     opA = np.array([[mem[(p + i * lda) if ta else (i + p * lda)] for p in range(k)]
                     for i in range(m)])
     opB = np.array([[mem[a_n + ((j + p * ldb) if tb else (p + j * ldb))] for j in range(n)]
@@ -657,7 +667,10 @@ def test_splitk_launches_emulated(monkeypatch, m, n, k, ta, tb, split, bk):
     C = np.array([[mem[a_n + b_n + i + j * ldc] for j in range(n)] for i in range(m)])
     np.testing.assert_allclose(C, 0.5 * opA @ opB - 2.0 * C0, rtol=1e-12, atol=1e-12)
     kc, full, rem = schemes.split_slices(k, split, bk)
-    assert len(ls) == (1 if full else 0) + (1 if rem else 0) + 1
+    ragged = kernel == "double_buffer" and full > 0
+    assert len(ls) == (1 if full else 0) + (1 if rem and not ragged else 0) + 1
+    if ragged and rem:
+        assert ls[0].grid[2] == full + 1 and int(ls[0].args[-1]) == rem
 
 
 @pytest.mark.parametrize("axis", ["m", "n"])

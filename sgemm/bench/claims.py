@@ -235,7 +235,7 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-26-{s}.json" for s in "ghi")
+JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "abc")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h100-2026-11-26.json"
@@ -244,7 +244,7 @@ TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
 _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
-SANITIZER_LATEST = "sanitizer-db-edge-unroll-h100-2026-11-26.json"
+SANITIZER_LATEST = "sanitizer-db-ragged-h100-2026-11-27.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
 EAGER = "eager-costs-h100-2026-11-26.json"
 
@@ -337,9 +337,9 @@ CLAIMS: tuple[Claim, ...] = (
           note="the limit's predicted cost on their skinny rows: python "
           "bench/probes/skinny_limit_cost.py"),
     Claim("judge-untuned", "Random problems, the cost model alone (`SGEMM_TUNED=0`): "
-          "FP32 geometric mean", ("judge-untuned-h100-2026-11-26.json",),
+          "FP32 geometric mean", ("judge-untuned-h100-2026-11-27.json",),
           "SGEMM_TUNED=0 python judge.py --precisions ieee --no-eager", ("README.md",),
-          _judge(("judge-untuned-h100-2026-11-26.json",), "ieee", "geomean")),
+          _judge(("judge-untuned-h100-2026-11-27.json",), "ieee", "geomean")),
     Claim("suite-geomean", "Public suite (the fixed shapes of `bench/shapes/public.txt`): "
           "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-26-ratio.png"),
           _SUITE_CMD, ("README.md",), _suite(("geomean_ratio",), "{:.2f}×")),
@@ -406,9 +406,34 @@ CLAIMS: tuple[Claim, ...] = (
           ("docs/notes/dispatch.md", "sgemm/cost.py")),
     Claim("judge-replay", "The worst problems of the committed judges (ratio < 0.75) replayed "
           "as the judge runs them, with the plan, its source and its launches timed alone "
-          "(a diagnosis; not a score)", ("judge-replay-h100-2026-11-26.json",),
+          "(a diagnosis; not a score), and the two judges they came from",
+          ("judge-replay-h100-2026-11-26.json", "judge-h100-2026-11-26-g.json",
+           "judge-h100-2026-11-26-h.json"),
           "OUT=dir python bench/probes/judge_replay.py 0.72 bench/results/judge-h100-2026-11-26-"
           "{g,h}.json", ("docs/notes/dispatch.md",)),
+    Claim("ragged-split-ab", "Rung 9's split-K with the shorter last slice as the last z "
+          "entry of the full slices' launch (k_last) against the tree before (aa50f70), 28 "
+          "deep-K problems of the judge's distribution (own seed), the model's plans, two "
+          "alternating rounds", ("ragged-split-ab-h100-2026-11-27.json",),
+          "OUT=dir python bench/probes/tree_ab.py .base . deep-k 28 5153 2 (.base: git archive "
+          "aa50f70 sgemm pyproject.toml)", ("docs/notes/dispatch.md",)),
+    Claim("judge-ragged-model1", "Three fresh judges with the ragged split-K and its first "
+          "model (the short slice's blocks counted at full depth): the scores, and "
+          "2408x4928x4353 NT taken from rung 9 to the tile kernel by that model",
+          tuple(f"judge-ragged-model1-h100-2026-11-27-{s}.json" for s in "abc"),
+          "bash scripts/gpu_session.sh prebuild judge judge judge", ("docs/notes/dispatch.md",)),
+    Claim("judge-watch", "The judge's steps with every row under 0.8 timed again at once: "
+          "the judge's five batches, two more timings, the plan", (
+              "judge-watch-h100-2026-11-27.json",),
+          "OUT=dir python bench/probes/judge_watch.py 120 0.8", ("docs/notes/dispatch.md",)),
+    Claim("idle-ramp", "Back-to-back 64^3 calls of sgemm.gemm and cupy.matmul after a busy "
+          "GPU and an idle sleep, and after a first call: GPU and host time a call per batch",
+          ("idle-ramp-h100-2026-11-27.json",), "OUT=dir python bench/probes/idle_ramp.py",
+          ("docs/notes/dispatch.md",)),
+    Claim("gpu-tests-ragged", "GPU tests of the split-K schemes and determinism on the "
+          "ragged split-K (first model)", ("gpu-tests-ragged-h100-2026-11-27.log",),
+          "python3 -m pytest -q -m gpu tests/gpu/test_schemes_gpu.py "
+          "tests/gpu/test_determinism.py", ("docs/notes/dispatch.md",)),
     Claim("edge-unroll-ab", "Rung 9's guarded blocks with the FFMA loop fully unrolled (roomy "
           "configs, BK <= 16) against the tree before (d3850da), 28 deep-K problems of the "
           "judge's distribution (own seed), the model's plans, two alternating rounds",
@@ -569,10 +594,10 @@ CLAIMS: tuple[Claim, ...] = (
           ("first-call-ab-h100-2026-11-26.json",),
           "SGEMM_ROOT=<tree> python3 bench/probes/first_call.py --array cupy --runs 5",
           ("docs/notes/first-call.md",)),
-    Claim("gpu-tests-full", "The whole GPU suite on the merged tree: passed", ("gpu-tests-full-h100-2026-11-26.log",),
+    Claim("gpu-tests-full", "The whole GPU suite on the merged tree: passed", ("gpu-tests-full-h100-2026-11-27.log",),
           "python3 -m pytest -v -m gpu -p no:cacheprovider --timeout=90",
-          ("README.md", "docs/reliability.md"), _full_suite("gpu-tests-full-h100-2026-11-26.log"),
-          "after the prebuild and sgemm's bytecode, on commit 5628b22"),
+          ("README.md", "docs/reliability.md"), _full_suite("gpu-tests-full-h100-2026-11-27.log"),
+          "after the prebuild and sgemm's bytecode, on the tree of the commit that added it"),
     Claim("sanitizer-tall", "compute-sanitizer on rung 9's tiles along a small n (128x32, "
           "256x64), forced on every edge case", ("sanitizer-tall-tiles-h100-2026-11-25.json",),
           _SAN_CMD, ("docs/reliability.md", "docs/notes/dispatch.md"),
@@ -599,11 +624,15 @@ CLAIMS: tuple[Claim, ...] = (
           "TOOLS=\"memcheck racecheck synccheck initcheck\" CASES_K=tf32x3_wgmma,tf32_wgmma,"
           "tf32x3_wgmma_rs bash scripts/torch_gpu_run.sh cases", ("docs/notes/torch.md",)),
     Claim("sanitizer-latest", "compute-sanitizer, latest run (memcheck, racecheck, synccheck, "
-          "initcheck; rung 9's configs and the cluster kernel on every edge case, `auto`): "
-          "errors",
+          "initcheck; rung 9's split-K with the shorter last slice in the full slices' "
+          "launch, four configs, K off the slice unit): errors",
           (SANITIZER_LATEST,),
           _SAN_CMD, ("README.md", "docs/reliability.md"), _sanitizer(SANITIZER_LATEST),
           _SAN_ONLY),
+    Claim("sanitizer-db-edge-unroll", "compute-sanitizer on rung 9's configs and the cluster "
+          "kernel on every edge case (the guarded loop fully unrolled), and `auto`",
+          ("sanitizer-db-edge-unroll-h100-2026-11-26.json",), _SAN_CMD,
+          ("docs/reliability.md", "docs/notes/dispatch.md"), note=_SAN_ONLY),
     Claim("sanitizer-bn64", "compute-sanitizer on tf32x3_wgmma_rs's BN=64 configs, gemv's K "
           "split and `auto` for FP32 and tf32x3", ("sanitizer-bn64-gemv-split-h100-2026-11-26.json",),
           _SAN_CMD, ("docs/reliability.md", "docs/notes/dispatch.md"), note=_SAN_ONLY),

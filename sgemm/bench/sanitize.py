@@ -65,7 +65,20 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "db_cluster@big", "gemv@m2r", "gemv@n4k", "gemv@m4r", "gemv@n8k", "gemv@m8r",
          "gemv@n16k", "double_buffer@tall", "double_buffer@tall64", "double_buffer@rect",
-         "double_buffer@rect_t", "tf32x3_wgmma_rs@n64", "tf32x3_wgmma_rs@small_n64", "gemv@n1k/s3", "gemv@m2r/s2", "gemv@n4r/s4", "gemv@m1k/s2")
+         "double_buffer@rect_t", "tf32x3_wgmma_rs@n64", "tf32x3_wgmma_rs@small_n64", "gemv@n1k/s3", "gemv@m2r/s2", "gemv@n4r/s4", "gemv@m1k/s2",
+         "double_buffer@small/s3", "double_buffer@medium/s3", "double_buffer@large/s3",
+         "double_buffer@rect/s5")
+# Rung 9's K split (double_buffer@CONFIG/sS): the shorter last slice is the
+# last z entry of the full slices' launch (k_last); K of these is not a
+# multiple of the slice unit, so that slice also ends inside a k-tile.
+DB_SPLIT = [
+    dict(tag="db-split", m=65, n=63, k=2049, ta=False, tb=False, orders="CCC", pad=0, off=1,
+         alpha=1.0, beta=0.25),
+    dict(tag="db-split-TT", m=129, n=17, k=1601, ta=True, tb=True, orders="FCF", pad=1, off=0,
+         alpha=-1.0, beta=0.0),
+    dict(tag="db-split-aligned", m=128, n=132, k=2052, ta=False, tb=False, orders="CCC",
+         pad=0, off=0, alpha=1.0, beta=0.0),
+]
 # gemv's K split (KERNEL@CONFIG/sS: the two-launch split-K path, S slices of
 # its 1024-deep Y chunks): deep enough for several slices and a remainder.
 GEMV_DEEP = [
@@ -164,7 +177,7 @@ def all_cases(quick: bool = False) -> list[dict]:
         if name in ("splitk", "auto", "auto:tf32x3"):    # tf32x3's deep K: 3xTF32 split-K
             mine = mine + [DEEP_K]
         if "/s" in name:
-            mine = GEMV_DEEP
+            mine = DB_SPLIT if name.startswith("double_buffer") else GEMV_DEEP
         elif name in ("auto", "auto:tf32x3"):
             mine = mine + GEMV_DEEP
         if quick:

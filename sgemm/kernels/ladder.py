@@ -9,7 +9,7 @@ README table, tests).
 from __future__ import annotations
 
 from .params import TileParams, divides, need
-from .spec import STATIC_SMEM_LIMIT, KernelSpec
+from .spec import STATIC_SMEM_LIMIT, KernelSpec, ragged_args
 
 F32 = 4  # bytes per float
 
@@ -324,6 +324,8 @@ DOUBLE_BUFFER = KernelSpec(
     # 09_double_buffer.cu: static up to 48 KB, dynamic above (256x128x16)
     static_smem=lambda p: 2 * tile_bytes(p) if 2 * tile_bytes(p) <= STATIC_SMEM_LIMIT else 0,
     dynamic_smem=lambda p: 2 * tile_bytes(p) if 2 * tile_bytes(p) > STATIC_SMEM_LIMIT else 0,
+    # split-K's shorter last slice rides in the launch of the full ones
+    args_fn=ragged_args, extra={"ragged": True},
 )
 
 # @@rung-10@@

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..problem import Problem
 from .params import TileParams, divides, need
-from .spec import KernelSpec
+from .spec import KernelSpec, sgemm_args
 
 F32 = 4
 GEMV_MAX_SMALL = 16          # m or n at most this: the gemv scheme applies
@@ -409,14 +409,6 @@ def reduce_grid(m: int, n: int, slices: int, vec: bool) -> tuple[int, int, int]:
 UTILITY_SPECS = [REDUCE_VEC, REDUCE_SCALAR]
 
 # ---- fused split-K (34_splitk_fused.cu) and gemv_wide: shared launch convention ----
-def sgemm_args(prob: Problem) -> tuple:
-    """SGEMM_PARAMS in order (what KernelSpec.args gives a spec without args_fn)."""
-    return (np.int32(prob.m), np.int32(prob.n), np.int32(prob.k), np.float32(prob.alpha),
-            prob.a, prob.lda, prob.stride_a, prob.b, prob.ldb, prob.stride_b,
-            np.float32(prob.beta), prob.c, prob.ldc, prob.stride_c, prob.bias,
-            np.int32(prob.epi))
-
-
 def fused_direct_args(prob: Problem) -> tuple:
     """A fused kernel launched alone: no workspace, one slice of depth K."""
     return sgemm_args(prob) + (0, 0, np.int32(max(prob.k, 1)), np.int32(1))

@@ -151,13 +151,22 @@ class KernelSpec(Record):
         to cuda.core as 64-bit (pointers, long long); int and float are typed."""
         if self.args_fn is not None:
             return self.args_fn(prob)
-        return (np.int32(prob.m), np.int32(prob.n), np.int32(prob.k),
-                np.float32(prob.alpha),
-                prob.a, prob.lda, prob.stride_a,
-                prob.b, prob.ldb, prob.stride_b,
-                np.float32(prob.beta),
-                prob.c, prob.ldc, prob.stride_c,
-                prob.bias, np.int32(prob.epi))
+        return sgemm_args(prob)
+
+
+def sgemm_args(prob: Problem) -> tuple:
+    """SGEMM_PARAMS in order (what KernelSpec.args gives a spec without args_fn)."""
+    return (np.int32(prob.m), np.int32(prob.n), np.int32(prob.k), np.float32(prob.alpha),
+            prob.a, prob.lda, prob.stride_a, prob.b, prob.ldb, prob.stride_b,
+            np.float32(prob.beta), prob.c, prob.ldc, prob.stride_c, prob.bias,
+            np.int32(prob.epi))
+
+
+def ragged_args(prob: Problem) -> tuple:
+    """SGEMM_PARAMS then k_last, the depth of the grid's last z entry: K for
+    a direct launch (split-K's launches pass the shorter last slice's,
+    launches.scheme_launches).  Specs with ``extra["ragged"]``."""
+    return sgemm_args(prob) + (np.int32(prob.k),)
 
 
 def _b(x: bool) -> str:

@@ -23,6 +23,8 @@
 // (docs/notes/ffma-fast.md).  The full unroll of guarded blocks: 1.02x over
 // 28 deep-K problems of the judge's distribution on the H100, up to 1.20x
 // where a side is narrower than the tile (docs/notes/dispatch.md).
+// Split-K: the slices are grid z entries (A and B advanced by the batch
+// strides), the last one shorter (k_last), in one launch.
 // Measured (H200, sgemm bench, bench/results/ladder-h200-2026-11-22.json):
 // large 256x128x8, warps 128x32, 16x8/thread, 1 block/SM: 48.7 TFLOPS at 4096^3
 // and 49.4 at 8192^3 (97% of cuBLAS) against rung 8's 44.6 / 45.4 -- the
@@ -266,9 +268,15 @@ __device__ __forceinline__ void double_buffer_dispatch(SGEMM_PARAMS, float (*As)
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
           bool TA, bool TB, bool ALIGNED>
 __global__ void __launch_bounds__(THREADS, sg::db_min_blocks<TM, TN, THREADS>())
-sgemm_double_buffer(SGEMM_PARAMS) {
+sgemm_double_buffer(SGEMM_PARAMS, int k_last) {
     constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
     SGEMM_BATCH_OFFSET();
+    // The grid's last z entry is k_last deep, the others K: split-K's shorter
+    // last slice runs in the same launch as the full ones (launches.py), so
+    // its blocks fill the waves instead of trailing them.  A direct launch
+    // passes k_last = K.
+    if (blockIdx.z == gridDim.z - 1)
+        K = k_last;
     // Tiles up to 48 KB live in static shared memory; bigger ones (256x128x16:
     // 50 KB, over the static limit) in dynamic shared memory, which the
     // launcher opts in to.  Not dynamic for all: on sm_90a the 128x128x16
