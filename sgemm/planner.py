@@ -231,6 +231,9 @@ def _base(prob: Problem, precision: str, dev: DeviceInfo) -> list[tuple[KernelSp
         small = K.get("small")
         if _ok(small, dev) and prob.flops <= SMALL_FLOPS * max(1, prob.batch):
             out += [(small, p) for n, p in S.SMALL_CONFIGS.items() if n != "s64x64"]
+        sk = K.get("small_k")
+        if _ok(sk, dev) and prob.k <= S.SMALL_K_MAX:
+            out.append((sk, S.choose_small_k(prob, dev.sm_count)))
         if S.gemv_applies(prob):
             for name in ("gemv", "gemv_wide"):
                 spec = K.get(name)

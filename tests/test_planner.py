@@ -233,3 +233,16 @@ def test_tile_params_replace_matches_dataclasses_replace():
         p.replace(splitk=2)
     with pytest.raises(dataclasses.FrozenInstanceError):
         q.BM = 64
+
+
+def test_a_short_k_on_a_big_output_goes_to_small_k():
+    """K of a few on a big output: the time is writing C, and small_k's
+    column-contiguous warp stores are what the shipped H100 rates say is
+    fastest (bench/results/small-k-sweep-h100-2026-11-27.json: 6981x6585x2
+    ran 0.64x cuBLAS on the tile kernel), with odd leading dimensions as user
+    sizes give them; deeper K keeps the tile kernels."""
+    for m, n, k in ((6585, 6981, 2), (12574, 5498, 1), (2527, 16015, 3)):
+        c = planner.candidates(prob(m, n, k, aligned=False), H100, "ieee")[0]
+        assert c.spec.name == "small_k" and c.params.BK >= k, c.describe()
+    c = planner.candidates(prob(4096, 4096, 64), H100, "ieee")[0]
+    assert c.spec.name != "small_k", c.describe()

@@ -235,16 +235,16 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "abc")
+JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "def")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
-SUITE = "suite-h100-2026-11-26.json"
+SUITE = "suite-h100-2026-11-27.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
 _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
-SANITIZER_LATEST = "sanitizer-db-ragged-h100-2026-11-27.json"
+SANITIZER_LATEST = "sanitizer-small-k-h100-2026-11-27.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
 EAGER = "eager-costs-h100-2026-11-26.json"
 
@@ -341,7 +341,7 @@ CLAIMS: tuple[Claim, ...] = (
           "SGEMM_TUNED=0 python judge.py --precisions ieee --no-eager", ("README.md",),
           _judge(("judge-untuned-h100-2026-11-27.json",), "ieee", "geomean")),
     Claim("suite-geomean", "Public suite (the fixed shapes of `bench/shapes/public.txt`): "
-          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-26-ratio.png"),
+          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-27-ratio.png"),
           _SUITE_CMD, ("README.md",), _suite(("geomean_ratio",), "{:.2f}×")),
     Claim("suite-min", "Public suite: worst shape", (SUITE,), _SUITE_CMD, ("README.md",),
           _suite(("min_ratio",), "{:.2f}×")),
@@ -417,6 +417,26 @@ CLAIMS: tuple[Claim, ...] = (
           "alternating rounds", ("ragged-split-ab-h100-2026-11-27.json",),
           "OUT=dir python bench/probes/tree_ab.py .base . deep-k 28 5153 2 (.base: git archive "
           "aa50f70 sgemm pyproject.toml)", ("docs/notes/dispatch.md",)),
+    Claim("judge-ragged", "Three fresh judges and the model alone on the tree with the ragged "
+          "split-K (commit 77ad0c2), before small_k",
+          tuple(f"judge-h100-2026-11-27-{s}.json" for s in "abc")
+          + ("judge-untuned-ragged-h100-2026-11-27.json",),
+          "bash scripts/gpu_session.sh prebuild judge judge judge; SGEMM_TUNED=0 python "
+          "judge.py --no-eager", ("docs/notes/dispatch.md",)),
+    Claim("small-k-sweep", "small_k against the planner's three best plans on 48 problems with "
+          "K <= 16 (own seed), calibrate's timing; the sweep its shipped rates are fitted from",
+          ("small-k-sweep-h100-2026-11-27.json",),
+          "OUT=dir python bench/probes/small_k_sweep.py 48 3901 110; python -m sgemm.calibrate "
+          "--sweep SWEEP --device h100", ("docs/notes/dispatch.md", "sgemm/data")),
+    Claim("sanitizer-db-ragged", "compute-sanitizer on rung 9's split-K with the shorter last "
+          "slice in the full slices' launch, four configs, K off the slice unit",
+          ("sanitizer-db-ragged-h100-2026-11-27.json",), _SAN_CMD,
+          ("docs/reliability.md", "docs/notes/dispatch.md"), note=_SAN_ONLY),
+    Claim("gpu-tests-small-k", "GPU tests that force small_k (schemes, every-kernel, epilogue, "
+          "determinism)", ("gpu-tests-small-k-h100-2026-11-27.log",),
+          "python3 -m pytest -q -m gpu tests/gpu/test_schemes_gpu.py tests/gpu/test_gemm_gpu.py "
+          "tests/gpu/test_epilogue_gpu.py tests/gpu/test_determinism.py -k small_k",
+          ("docs/notes/dispatch.md",)),
     Claim("judge-ragged-model1", "Three fresh judges with the ragged split-K and its first "
           "model (the short slice's blocks counted at full depth): the scores, and "
           "2408x4928x4353 NT taken from rung 9 to the tile kernel by that model",
@@ -624,8 +644,7 @@ CLAIMS: tuple[Claim, ...] = (
           "TOOLS=\"memcheck racecheck synccheck initcheck\" CASES_K=tf32x3_wgmma,tf32_wgmma,"
           "tf32x3_wgmma_rs bash scripts/torch_gpu_run.sh cases", ("docs/notes/torch.md",)),
     Claim("sanitizer-latest", "compute-sanitizer, latest run (memcheck, racecheck, synccheck, "
-          "initcheck; rung 9's split-K with the shorter last slice in the full slices' "
-          "launch, four configs, K off the slice unit): errors",
+          "initcheck; small_k, the short-K kernel, forced on every edge case): errors",
           (SANITIZER_LATEST,),
           _SAN_CMD, ("README.md", "docs/reliability.md"), _sanitizer(SANITIZER_LATEST),
           _SAN_ONLY),

@@ -21,6 +21,8 @@ square-tile rungs serve badly.  ids 30+; registered through
                shared memory (36_splitk_cluster.cu); small squares.
     38 db_cluster  sm_90: the same scheme with rung 9's loop, k-groups, and
                partial tiles pushed to their owners (38_db_cluster.cu).
+    39 small_k  K <= 16 on a big output: lanes along the rows of C, so every
+               warp store is 128 contiguous bytes of a column (39_small_k.cu).
 
 Specs with ``extra["fused"]`` take four arguments after SGEMM_PARAMS
 (workspace, counters, slice depth kc, slice count S) and split K themselves
@@ -382,6 +384,40 @@ GEMV = KernelSpec(
     template_fields=GEMV_FIELDS, configs=GEMV_CONFIGS, rules=gemv_rules,
     vector_loads=True, static_smem=gemv_smem,
     extra={"scheme": "gemv", "choose": choose_gemv})
+
+
+# ---- a short K on a big output (39_small_k.cu) -------------------------------------
+SMALL_K_FIELDS = ("BN", "BK")
+SMALL_K_MAX = 16            # the planner weighs small_k up to its deepest chunk: one chunk
+# BK 4 / 8 / 16 (the smallest that holds K: fewer multiplies by the zeros past
+# K); 64 columns a block, 32 with 16-deep chunks (a lane's 4 x 16 op(A) values
+# and its 4 x 4 sums stay under the two-blocks-an-SM register cap)
+SMALL_K_CONFIGS = {f"k{bk}": TileParams(BM=128, BN=32 if bk == 16 else 64, BK=bk, threads=256)
+                   for bk in (4, 8, 16)}
+
+
+def small_k_rules(p: TileParams) -> list[str]:
+    why: list[str] = []
+    need(p.BM == 128 and p.threads == 256,
+         f"BM={p.BM}, threads={p.threads}: a block is 8 warps over a 128-row strip", why)
+    need(p.BN % 8 == 0, f"BN={p.BN} must split evenly over the 8 warps", why)
+    need(p.BK % 4 == 0, f"BK={p.BK} must be a multiple of 4 (float4 reads along k)", why)
+    return why
+
+
+def choose_small_k(prob: Problem, sm_count: int = 132) -> TileParams:
+    """The shallowest chunk that holds K in one pass."""
+    return next((p for p in SMALL_K_CONFIGS.values() if p.BK >= prob.k),
+                SMALL_K_CONFIGS[f"k{SMALL_K_MAX}"])
+
+
+SMALL_K = KernelSpec(
+    id=39, name="small_k", source="39_small_k.cu", function="sgemm_small_k",
+    title="scheme small_k: K <= 16, each warp store 32 consecutive rows of a column of C",
+    seed="seed 003 notes on tall-skinny shapes (a rank-k update is bound by writing C)",
+    template_fields=SMALL_K_FIELDS, configs=SMALL_K_CONFIGS, rules=small_k_rules,
+    vector_loads=False, static_smem=lambda p: 4 * p.BN * p.BK,
+    extra={"choose": choose_small_k})
 
 
 # ---- the split-K reduction (second launch; not a GEMM, so not registered) ----------
@@ -753,4 +789,5 @@ DB_CLUSTER = KernelSpec(
     extra={"scheme": "cluster", "cluster": True, "choose": choose_db_cluster,
            "space": db_cluster_space})
 
-SPECS = [TILE, SMALL, SPLITK, GEMV, SPLITK_FUSED, GEMV_WIDE, SPLITK_CLUSTER, DB_CLUSTER]
+SPECS = [TILE, SMALL, SPLITK, GEMV, SPLITK_FUSED, GEMV_WIDE, SPLITK_CLUSTER, DB_CLUSTER,
+         SMALL_K]
