@@ -24,7 +24,9 @@
 // 28 deep-K problems of the judge's distribution on the H100, up to 1.20x
 // where a side is narrower than the tile (docs/notes/dispatch.md).
 // Split-K: the slices are grid z entries (A and B advanced by the batch
-// strides), the last one shorter (k_last), in one launch.
+// strides), the last one shorter (k_last), in one launch: 1.125x over 28
+// deep-K problems against a launch of its own for the short slice (H100,
+// bench/results/ragged-split-ab-h100-2026-11-27.json).
 // Measured (H200, sgemm bench, bench/results/ladder-h200-2026-11-22.json):
 // large 256x128x8, warps 128x32, 16x8/thread, 1 block/SM: 48.7 TFLOPS at 4096^3
 // and 49.4 at 8192^3 (97% of cuBLAS) against rung 8's 44.6 / 45.4 -- the
