@@ -15,6 +15,7 @@ choice and the cost model's three best (the shipped calibration, small_k
 left out).
 
     OUT=dir python bench/probes/small_k_sweep.py [N [SEED [SECONDS]]]
+    python bench/probes/small_k_sweep.py --picks SWEEP.json      (CPU)
 
 Writes $OUT/small-k-sweep.json (calibrate's sweep format) and prints, per
 problem, cuBLAS, small_k and the best other plan in us.
@@ -27,8 +28,6 @@ import sys
 import types
 
 os.environ.setdefault("CUPY_TF32", "0")
-import cupy as cp  # noqa: E402
-
 from sgemm import calibrate, planner  # noqa: E402
 from sgemm.kernels import registry, schemes  # noqa: E402
 
@@ -62,7 +61,27 @@ def menu(prob, dev, keep=6.0):
     return [own] + others
 
 
+def picks(path):
+    """CPU: with the shipped rates, on the sweep's problems, how often the
+    model picks small_k, and the measured GPU time of the best other plan
+    over that of the plan it picks (in sample: the rates came from here)."""
+    from sgemm.tune import DEVICE_MODELS
+    dev, gains, chosen = DEVICE_MODELS["h100"], [], 0
+    for r in json.load(open(path))["rows"]:
+        ms = {c["kernel"] == "small_k": [] for c in r["cands"].values()}
+        for c in r["cands"].values():
+            ms[c["kernel"] == "small_k"].append(c.get("gpu_ms", math.inf))
+        own, rest = min(ms.get(True, [math.inf])), min(ms.get(False, [math.inf]))
+        pick = planner.candidates(calibrate.problem_of(r["canon"]), dev, "ieee")[0]
+        chosen += pick.spec.name == "small_k"
+        gains.append(rest / (own if pick.spec.name == "small_k" else rest))
+    print(f"small_k picked on {chosen} of {len(gains)}; best other plan / picked plan, "
+          f"geometric mean {math.exp(sum(map(math.log, gains)) / len(gains)):.3f}")
+
+
 def main():
+    if sys.argv[1:2] == ["--picks"]:
+        return picks(sys.argv[2])
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 60
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 3901
     seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 150.0
