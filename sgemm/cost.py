@@ -239,10 +239,46 @@ def geometry(spec: KernelSpec, p: TileParams, prob: Problem) -> tuple[int, int, 
     return blocks, kslice, flops
 
 
+_registers: dict | None = None     # arch -> register_key -> registers (data/registers.json)
+
+
+def register_key(spec: KernelSpec, p: TileParams) -> str:
+    """What names an instantiation's registers: the spec and its template
+    arguments (split_k and pack only where the kernel takes them as such)."""
+    return spec.name + ":" + ",".join(str(getattr(p, f)) for f in spec.template_fields)
+
+
+def compiled_registers(spec: KernelSpec, p: TileParams, dev: DeviceInfo) -> int | None:
+    """ptxas's registers a thread for p on dev's arch, the most over the
+    layouts and alignments it is compiled for (data/registers.json, written
+    with docs/kernel-resources.md by ``python -m sgemm.bench.resources``);
+    sm_86 and sm_89 read sm_80's.  None where the table has no entry."""
+    global _registers
+    if "TM" not in spec.template_fields:
+        return None         # see resident(): gemv and small_k keep their calibrated estimate
+    if _registers is None:
+        try:
+            _registers = json.loads((DATA_DIR / "registers.json").read_text())
+        except (OSError, ValueError):
+            _registers = {}
+    arch = dev.arch if dev.arch in _registers else "sm_80" if dev.arch.startswith("sm_8") else ""
+    return _registers.get(arch, {}).get(register_key(spec, p))
+
+
 def resident(spec: KernelSpec, p: TileParams, dev: DeviceInfo, regs: int | None = None) -> int:
-    """Blocks per SM from threads, shared memory and registers (the compiled
-    count where known, else accumulators + 40)."""
+    """Blocks per SM from threads, shared memory and registers: the compiled
+    count (compiled_registers), else accumulators + 40.  The estimate ran
+    4-7 blocks an SM for tiles that compile to 3-4 (64x64, 128x32, 128x64:
+    95-168 registers at 128 threads) and 3 for the 256x64 tile that holds 2
+    (221-231): the model then counted waves that do not exist
+    (docs/notes/dispatch.md, 2026-11-27).  Kernels without a TM x TN thread
+    tile (gemv, small_k) keep the estimate: it stands for no thread tile
+    there, and their calibrated rates were fitted with it (switched to the
+    compiled count, the model moved plans off them that then measured
+    0.6-0.9x)."""
     smem = spec.static_smem(p) + spec.dynamic_smem(p)
+    if regs is None:
+        regs = compiled_registers(spec, p, dev)
     if regs is None:
         regs = min(255, max(p.TM * p.TN, 1) + 40)
     regs = (regs + 7) // 8 * 8

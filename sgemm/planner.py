@@ -56,6 +56,9 @@ from .kernels.spec import KernelSpec
 from .problem import Problem
 from .runtime.device import DeviceInfo
 
+# Coarse on purpose: every count to 12 and steps of a sixth above moved 38 of
+# 300 picks, which then measured 0.91x (docs/notes/dispatch.md, 2026-11-27):
+# between close counts the model's differences are smaller than its error.
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 SMALL_FLOPS = 2 * 1024 ** 3   # per batch entry: the small-problem tiles are weighed up to 1024^3
 MIN_SLICE = 128          # shallower slices cost more in reduction than they add in blocks

@@ -27,6 +27,21 @@ def tfn(f, reps=10):
     return sorted(ts)[2] * 1e3
 
 
+def checked_time(launches, c, ref, nr):
+    """(relative error against ref, us per execution) of a launch list: run
+    once on a NaN-poisoned c, checked against the fp64 reference (nr its
+    norm), then timed as the tuner times candidates (sgemm.tune)."""
+    from sgemm import tune
+    from sgemm.runtime import launcher
+    with stream:
+        c.fill(cp.nan)
+        for l in launches:
+            launcher.launch(l.kernel, l.grid, l.block, l.smem, stream.ptr, l.args)
+    stream.synchronize()
+    err = float(cp.linalg.norm(c - ref)) / nr
+    return err, tune.time_launches(launches, stream, reps=5, target_ms=0.5) * 1e3
+
+
 def operands(m, n, k, ta, tb):
     """(a, b, c, A, B): a and b stored C-order as the call passes them, A and
     B the products' op(a), op(b), c an empty m x n output."""

@@ -27,7 +27,7 @@ from sgemm import planner, tune  # noqa: E402
 from sgemm.kernels import registry  # noqa: E402
 from sgemm.kernels.params import TileParams  # noqa: E402
 from sgemm.plan import Plan  # noqa: E402
-from sgemm.runtime import device as devmod, launcher  # noqa: E402
+from sgemm.runtime import device as devmod  # noqa: E402
 
 dev = devmod.info(0)
 DB = registry.KERNELS["double_buffer"]
@@ -37,7 +37,7 @@ NEW = {
     "r128x64": TileParams(BM=128, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128),
     "r64x128": TileParams(BM=64, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, threads=128),
 }
-from _gpu import loguni, operands, stream, tfn  # noqa: E402
+from _gpu import checked_time, loguni, operands, stream, tfn  # noqa: E402
 r = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 4242)
 lu = loguni(r)
 probs = [("deep-k", lu(16, 1024), lu(16, 1024), lu(8192, 262144), r.random() < 0.3,
@@ -72,14 +72,7 @@ for (cat, m, n, k, ta, tb) in probs:
     res = []
     for name, spec, q in menu:
         try:
-            ls = tune.launches_for(spec, q, pr, dev)
-            with stream:
-                c.fill(cp.nan)
-                for l in ls:
-                    launcher.launch(l.kernel, l.grid, l.block, l.smem, stream.ptr, l.args)
-            stream.synchronize()
-            err = float(cp.linalg.norm(c - ref)) / nr
-            t = tune.time_launches(ls, stream, reps=5, target_ms=0.5) * 1e3
+            err, t = checked_time(tune.launches_for(spec, q, pr, dev), c, ref, nr)
         except Exception as ex:  # noqa: BLE001 -- recorded
             err, t = None, float("nan")
             name += f" ({type(ex).__name__}: {str(ex)[:80]})"

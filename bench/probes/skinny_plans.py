@@ -25,7 +25,7 @@ EXTRA = {  # tiles along a small n (row-major small M); rules accept all four
     "tall256x64": TileParams(BM=256, BN=64, BK=8, WM=128, WN=32, TM=16, TN=8, threads=128),
     "tall128x32": TileParams(BM=128, BN=32, BK=32, WM=32, WN=32, TM=8, TN=4, threads=128),
 }
-from _gpu import loguni, operands, stream, tfn  # noqa: E402
+from _gpu import checked_time, loguni, operands, stream, tfn  # noqa: E402
 r = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 31)
 lu = loguni(r)
 HIDDEN = [768, 1024, 2048, 2560, 4096, 5120, 8192]
@@ -69,15 +69,7 @@ for (cat, m, n, k, ta, tb) in probs:
     res = []
     for name, spec, q, pred in menu:
         try:
-            ls = tune.launches_for(spec, q, pr, dev)
-            with stream:
-                c.fill(cp.nan)
-                for l in ls:
-                    from sgemm.runtime import launcher
-                    launcher.launch(l.kernel, l.grid, l.block, l.smem, stream.ptr, l.args)
-            stream.synchronize()
-            err = float(cp.linalg.norm(c - ref)) / nr
-            t = tune.time_launches(ls, stream, reps=5, target_ms=0.5) * 1e3
+            err, t = checked_time(tune.launches_for(spec, q, pr, dev), c, ref, nr)
         except Exception as ex:  # noqa: BLE001 -- recorded
             err, t = None, float("nan")
             name += f" ({type(ex).__name__}: {str(ex)[:80]})"

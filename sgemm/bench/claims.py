@@ -235,10 +235,10 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "def")
+JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
-SUITE = "suite-h100-2026-11-27.json"
+SUITE = "suite-h100-2026-11-27-b.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
@@ -341,7 +341,7 @@ CLAIMS: tuple[Claim, ...] = (
           "SGEMM_TUNED=0 python judge.py --precisions ieee --no-eager", ("README.md",),
           _judge(("judge-untuned-h100-2026-11-27.json",), "ieee", "geomean")),
     Claim("suite-geomean", "Public suite (the fixed shapes of `bench/shapes/public.txt`): "
-          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-27-ratio.png"),
+          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-27-b-ratio.png"),
           _SUITE_CMD, ("README.md",), _suite(("geomean_ratio",), "{:.2f}×")),
     Claim("suite-min", "Public suite: worst shape", (SUITE,), _SUITE_CMD, ("README.md",),
           _suite(("min_ratio",), "{:.2f}×")),
@@ -442,6 +442,45 @@ CLAIMS: tuple[Claim, ...] = (
           "2408x4928x4353 NT taken from rung 9 to the tile kernel by that model",
           tuple(f"judge-ragged-model1-h100-2026-11-27-{s}.json" for s in "abc"),
           "bash scripts/gpu_session.sh prebuild judge judge judge", ("docs/notes/dispatch.md",)),
+    Claim("judge-small-k", "Three fresh judges and the model alone on the tree with small_k "
+          "(commit 8fcbdfa), before the cost model read compiled registers",
+          tuple(f"judge-h100-2026-11-27-{s}.json" for s in "def")
+          + ("judge-untuned-small-k-h100-2026-11-27.json",),
+          "bash scripts/gpu_session.sh prebuild judge judge judge; SGEMM_TUNED=0 python "
+          "judge.py --no-eager", ("docs/notes/dispatch.md",)),
+    Claim("cublas-kernels", "The kernels cuBLAS runs (ncu: name, grid, block, registers, "
+          "shared memory, time) on 13 rows of the classes the judges find slow, beside "
+          "sgemm's plan and time", ("cublas-kernels-h100-2026-11-27.json",),
+          "OUT=dir python bench/probes/cublas_kernels.py", ("docs/notes/dispatch.md",
+                                                              "sgemm/planner.py")),
+    Claim("forced-configs", "Every rung-9 tile and a dense list of K splits forced on 10 of "
+          "those rows, with the model's prediction for each (out of sample for the model)",
+          ("forced-configs-h100-2026-11-27.json",),
+          "OUT=dir python bench/probes/forced_configs.py", ("docs/notes/dispatch.md",)),
+    Claim("occupancy-ab", "The cost model's occupancy from compiled registers against the "
+          "tree before (8fcbdfa), on the problems whose pick it moves: 31 of 300 drawn from "
+          "the judge's distribution (own seed; the first tree read the registers of every "
+          "kernel), and the 27 moved rows of three judges on that first tree; the model's "
+          "plans, alternating rounds", ("occupancy-ab-h100-2026-11-27-draw.json",
+                                        "occupancy-ab-h100-2026-11-27-judge.json"),
+          "PROBS=<moved problems> OUT=dir python bench/probes/tree_ab.py .base . mixed 0 0 "
+          "{2,3} (.base: git archive 8fcbdfa sgemm pyproject.toml)",
+          ("docs/notes/dispatch.md", "sgemm/cost.py")),
+    Claim("judge-occupancy-full", "Three fresh judges with every kernel's occupancy from "
+          "compiled registers (gemv and small_k included): the rows whose plans moved",
+          tuple(f"judge-occupancy-full-h100-2026-11-27-{s}.json" for s in "abc"),
+          "bash scripts/gpu_session.sh prebuild judge judge judge", ("docs/notes/dispatch.md",)),
+    Claim("occupancy-refit-ab", "Compiled-register occupancy with the calibration refitted "
+          "to it from the committed sweeps, against the tree before (8fcbdfa), on 76 moved "
+          "problems: not adopted", ("occupancy-refit-ab-h100-2026-11-27.json",),
+          "python -m sgemm.calibrate --sweep <the three committed sweeps> --device h100; "
+          "PROBS=<moved> OUT=dir python bench/probes/tree_ab.py .base .wt-refit mixed 0 0 2",
+          ("docs/notes/dispatch.md",)),
+    Claim("dense-splits-ab", "A denser list of K splits (every count to 12, steps of a sixth "
+          "above) against the list kept, on the 38 of 300 problems whose pick it moves: "
+          "not adopted", ("dense-splits-ab-h100-2026-11-27.json",),
+          "PROBS=<moved> OUT=dir python bench/probes/tree_ab.py .wt-table . mixed 0 0 2",
+          ("docs/notes/dispatch.md", "sgemm/planner.py")),
     Claim("judge-watch", "The judge's steps with every row under 0.8 timed again at once: "
           "the judge's five batches, two more timings, the plan", (
               "judge-watch-h100-2026-11-27.json",),
@@ -614,9 +653,9 @@ CLAIMS: tuple[Claim, ...] = (
           ("first-call-ab-h100-2026-11-26.json",),
           "SGEMM_ROOT=<tree> python3 bench/probes/first_call.py --array cupy --runs 5",
           ("docs/notes/first-call.md",)),
-    Claim("gpu-tests-full", "The whole GPU suite on the merged tree: passed", ("gpu-tests-full-h100-2026-11-27.log",),
+    Claim("gpu-tests-full", "The whole GPU suite on the merged tree: passed", ("gpu-tests-full-h100-2026-11-27-b.log",),
           "python3 -m pytest -v -m gpu -p no:cacheprovider --timeout=90",
-          ("README.md", "docs/reliability.md"), _full_suite("gpu-tests-full-h100-2026-11-27.log"),
+          ("README.md", "docs/reliability.md"), _full_suite("gpu-tests-full-h100-2026-11-27-b.log"),
           "after the prebuild and sgemm's bytecode, on the tree of the commit that added it"),
     Claim("sanitizer-tall", "compute-sanitizer on rung 9's tiles along a small n (128x32, "
           "256x64), forced on every edge case", ("sanitizer-tall-tiles-h100-2026-11-25.json",),

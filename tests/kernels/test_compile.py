@@ -57,6 +57,37 @@ def test_resources_table_lists_every_instantiation():
     assert not missing, f"{len(missing)} not in docs/kernel-resources.md, e.g. {missing[:3]}"
 
 
+def test_registers_json_matches_the_table():
+    """sgemm/data/registers.json (the cost model's occupancy) holds, for every
+    planner kernel's config and arch, the most registers the resources table
+    lists for it; regenerated with the table, so the two cannot drift."""
+    import json
+    from pathlib import Path
+    from sgemm import cost
+    from sgemm.bench.resources import REGISTERS, table_registers
+    table = Path(__file__).resolve().parents[2] / "docs" / "kernel-resources.md"
+    shipped = json.loads(REGISTERS.read_text())
+    assert shipped == table_registers(table)
+    for spec in KERNELS.values():
+        for p in spec.configs.values():
+            for arch in spec.archs:
+                assert cost.register_key(spec, p) in shipped[arch], (spec.name, p, arch)
+
+
+def test_occupancy_reads_compiled_registers():
+    """The 256x64 tile compiles to 221-231 registers at 128 threads: two
+    blocks an SM, where accumulators + 40 (168) would say three."""
+    from sgemm import cost
+    from sgemm.tune import DEVICE_MODELS
+    spec, dev = KERNELS["double_buffer"], DEVICE_MODELS["h100"]
+    p = spec.configs["tall64"]
+    assert cost.compiled_registers(spec, p, dev) > 200
+    assert cost.resident(spec, p, dev) == 2
+    assert cost.resident(spec, p, dev, regs=168) == 3
+    a100 = DEVICE_MODELS["a100"]
+    assert cost.compiled_registers(spec, p, a100) is not None
+
+
 def test_registry_consistent():
     ids = [s.id for s in KERNELS.values()]
     assert len(ids) == len(set(ids))
