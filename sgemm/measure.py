@@ -30,7 +30,7 @@ batches, or the model's host time where that is longer (what a caller
 calling back to back waits).  The model's pick is kept unless another
 candidate measured ``MARGIN`` faster, so timing noise does not flip a
 choice.  The winner goes to ``dispatch.measured`` and to
-``<cache dir>/measured/<gpu key>.json``, so later processes on the machine
+``<cache dir>/measured/<gpu key>.jsonl``, so later processes on the machine
 reuse it: the same plan, and so the same bits, in every process after the
 first.  Any failure while measuring leaves the model's choice in place.
 """
@@ -63,7 +63,8 @@ WALL_S = 0.02           # host seconds after which no further candidate starts: 
                         # what measuring adds to a first call (each candidate's module
                         # loads and workspace cost host time its launches do not show)
 MAX_SCRATCH_FLOATS = 64 << 20   # C's scratch copy: 256 MB at most, else not measured
-MAX_ENTRIES = 20000     # per GPU in the cache file
+MAX_ENTRIES = 20000     # per GPU in the cache file: past MAX_FILE_BYTES (lines of
+MAX_FILE_BYTES = 16 << 20   # ~300 bytes) it is rewritten with the newest MAX_ENTRIES
 
 _lock = threading.Lock()
 _loaded: set = set()
@@ -141,13 +142,37 @@ def _log():
 
 
 # ---- the cache file -----------------------------------------------------------------
+# One JSON line per choice, appended: a first call pays for its own line
+# whatever the file holds.  Rewriting the whole file per choice (as before
+# 2026-11-27) cost every measured first call a parse and a dump of all the
+# choices made on the machine, ~5 ms at a few hundred and growing with them
+# (docs/notes/first-call.md).  A later line overrides an earlier one for the
+# same shape; a line that does not parse (a write cut short) is skipped.
 def _path(dev) -> Path:
     from .runtime.compiler import cache_dir
-    return cache_dir() / "measured" / f"{dispatch.gpu_key(dev)}.json"
+    return cache_dir() / "measured" / f"{dispatch.gpu_key(dev)}.jsonl"
 
 
 def _key_str(sk: tuple) -> str:
     return ",".join(str(int(x)) if isinstance(x, bool) else str(x) for x in sk)
+
+
+def _entries(path: Path) -> dict:
+    """Shape key string -> entry of a cache file, newest last."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    out = {}
+    for line in lines:
+        try:
+            e = json.loads(line)
+            k = _key_str(tuple(e["key"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+        out.pop(k, None)
+        out[k] = e
+    return out
 
 
 def _load(dev) -> None:
@@ -158,12 +183,8 @@ def _load(dev) -> None:
     if (dev, str(path)) in _loaded:
         return
     _loaded.add((dev, str(path)))
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return
     table = dispatch.measured(dev)
-    for e in data.get("entries", {}).values() if isinstance(data, dict) else ():
+    for e in _entries(path).values():
         try:
             sk = tuple(e["key"])
             spec = registry.get(e["kernel"])
@@ -176,23 +197,31 @@ def _load(dev) -> None:
 
 def _save(dev, sk: tuple, spec, params, info: dict) -> None:
     path = _path(dev)
+    line = json.dumps({"key": list(sk), "kernel": spec.name, "params": params.as_dict(),
+                       **info}, separators=(",", ":")) + "\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        # O_APPEND: concurrent processes' lines land whole, one after another
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            data = json.loads(path.read_text())
-            entries = dict(data.get("entries", {}))
-        except (OSError, ValueError, AttributeError):
-            entries = {}
-        if len(entries) >= MAX_ENTRIES:
-            entries = {}
-        entries[_key_str(sk)] = {"key": list(sk), "kernel": spec.name,
-                                 "params": params.as_dict(), **info}
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"format": 1, "gpu": dispatch.gpu_key(dev), "entries": entries}, f)
-        os.replace(tmp, path)
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+        if path.stat().st_size > MAX_FILE_BYTES:
+            _compact(path)
     except OSError as e:          # a read-only cache: the choice still holds in this process
         _log().debug("measured choice not saved: %s", e)
+
+
+def _compact(path: Path) -> None:
+    """Rewrite the file with its newest MAX_ENTRIES shapes (a line another
+    process appends meanwhile may be lost: it is a cache, and that shape is
+    measured again)."""
+    keep = list(_entries(path).values())[-MAX_ENTRIES:]
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".jsonl")
+    with os.fdopen(fd, "w") as f:
+        f.writelines(json.dumps(e, separators=(",", ":")) + "\n" for e in keep)
+    os.replace(tmp, path)
 
 
 # ---- measuring ------------------------------------------------------------------------

@@ -23,6 +23,11 @@ def problem(m, n, k, ta=False, tb=False, aligned=True):
                    b=2 * BASE, ldb=(n if tb else k), c=3 * BASE + off, ldc=m)
 
 
+def saved(path):
+    """The entries of a measured-choice file, one JSON object a line."""
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 def name(c):
     return (c.spec.name, c.params)
 
@@ -117,9 +122,9 @@ def test_choice_is_saved_and_a_new_process_reuses_it_without_timing(tmp_path):
     short = measure.shortlist(DEEP, H100, "ieee")
     fast = name(short[1])
     measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by({fast: 1e-6}, 1e-3))
-    files = list((tmp_path / "measured").glob("*.json"))
+    files = list((tmp_path / "measured").glob("*.jsonl"))
     assert len(files) == 1
-    (entry,) = json.loads(files[0].read_text())["entries"].values()
+    (entry,) = saved(files[0])
     assert entry["kernel"] == fast[0] and entry["us"] < entry["model_pick_us"]
     measure.forget()                    # a new process: nothing in memory
 
@@ -133,15 +138,45 @@ def test_a_saved_entry_this_version_cannot_run_is_ignored(tmp_path):
     short = measure.shortlist(DEEP, H100, "ieee")
     measure.settle([DEEP], H100, "ieee", 0, fake_build([]),
                    timed_by({name(short[1]): 1e-6}, 1e-3))
-    (path,) = (tmp_path / "measured").glob("*.json")
-    data = json.loads(path.read_text())
-    for e in data["entries"].values():
+    (path,) = (tmp_path / "measured").glob("*.jsonl")
+    entries = saved(path)
+    for e in entries:
         e["kernel"] = "no_such_kernel"
-    path.write_text(json.dumps(data))
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
     measure.forget()
     calls = []
     measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by({}, 1e-3, calls))
     assert calls, "an unusable entry is measured again"
+
+
+def test_choices_are_appended_a_bad_line_is_skipped_and_the_newest_win(tmp_path):
+    """Each choice appends one line (a first call's cost does not grow with
+    the machine's earlier choices); a line cut short is skipped; a later line
+    for the same shape overrides an earlier one."""
+    short = measure.shortlist(DEEP, H100, "ieee")
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]),
+                   timed_by({name(short[1]): 1e-6}, 1e-3))
+    path = measure._path(H100)
+    (first,) = saved(path)
+    newer = dict(first, kernel=short[2].spec.name, params=short[2].params.as_dict())
+    with open(path, "a") as f:
+        f.write('{"key": [1, 2\n' + json.dumps(newer) + "\n")
+    measure.forget()
+    measure._load(H100)
+    assert chosen(DEEP) == name(short[2])
+
+
+def test_a_file_past_its_size_keeps_the_newest_entries(tmp_path, monkeypatch):
+    monkeypatch.setattr(measure, "MAX_FILE_BYTES", 4000)
+    monkeypatch.setattr(measure, "MAX_ENTRIES", 5)
+    best = planner.candidates(DEEP, H100, "ieee")[0]
+    spec, params = best.spec, best.params
+    for i in range(40):
+        measure._save(H100, tuple(range(8)) + (i,), spec, params, {"us": float(i)})
+    entries = saved(measure._path(H100))
+    assert len(entries) < 40 and measure._path(H100).stat().st_size <= 4000 + 400
+    assert entries[-1]["key"][-1] == 39 and [e["us"] for e in entries] == sorted(
+        e["us"] for e in entries)
 
 
 def test_disabled_by_environment(monkeypatch):
@@ -202,5 +237,5 @@ def test_no_candidate_starts_past_the_wall_budget(monkeypatch):
     measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by(fast, 1e-3, calls))
     assert len(calls) == 1
     assert chosen(DEEP) == name(short[0])
-    entry = next(iter(json.loads(measure._path(H100).read_text())["entries"].values()))
+    entry = saved(measure._path(H100))[0]
     assert entry["timed"] == 1

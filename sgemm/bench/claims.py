@@ -318,7 +318,7 @@ CLAIMS: tuple[Claim, ...] = (
           ("measured-choices-h100-2026-11-26.json", "judge-measured-ab-h100-2026-11-26-on.json",
            "judge-measured-ab-h100-2026-11-26-off.json"),
           "python judge.py; SGEMM_AUTOTUNE=0 python judge.py --seed SEED --no-eager; the choices "
-          "are the cache directory's measured/<gpu-key>.json", ("docs/dispatch.md",)),
+          "are the cache directory's measured/<gpu-key>.jsonl", ("docs/dispatch.md",)),
     Claim("deepk-tiles", "Rung 9's 8x8 rectangles (128x64, 64x128) and 8x8 64x64 tiles forced at "
           "every K split on deep-K problems and a few ML layers, beside the planner's best "
           "candidates and cuBLAS: the data behind the `rect` configs",
