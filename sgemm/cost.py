@@ -254,7 +254,7 @@ def compiled_registers(spec: KernelSpec, p: TileParams, dev: DeviceInfo) -> int 
     with docs/kernel-resources.md by ``python -m sgemm.bench.resources``);
     sm_86 and sm_89 read sm_80's.  None where the table has no entry."""
     global _registers
-    if "TM" not in spec.template_fields:
+    if "TM" not in spec.template_fields or "TN" not in spec.template_fields:
         return None         # see resident(): gemv and small_k keep their calibrated estimate
     if _registers is None:
         try:
