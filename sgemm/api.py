@@ -82,9 +82,9 @@ def matmul(a, b, *, kernel="auto", precision=None, stream=None, bias=None, activ
     if not (type(kernel) is str and precision is None and activation is None
             or _plain(kernel, precision, activation)):
         return _matmul_uncached(*args)[1]
-    if bias is None and stream is None and type(a) is plan_cache._TT:
+    if stream is None and type(a) is plan_cache._TT:
         return _call_torch2("matmul", a, b, (kernel, precision, activation), _matmul_uncached,
-                            args)
+                            args, bias)
     return _call("matmul", (a, b), (kernel, precision, activation), stream,
                  _matmul_uncached, args, bias=bias)
 
@@ -117,12 +117,10 @@ def _torch_new(tag, a, b, extra, slow, args, bias=None):
     and ``extra``: a hit reads a and b (and bias), allocates the output with
     torch.empty and launches; anything else runs ``slow(*args)``, which does
     the operator's own checks and returns (plan or None, out): the plan is
-    cached only when it was built on a and b themselves.  Without a bias,
+    cached only when it was built on a and b themselves.  Through
     call_torch2 (the same key and entries, its steps written out for two
-    2-D tensors; anything else goes on to call)."""
-    if bias is None:
-        return plan_cache.call_torch2(tag, a, b, extra, slow, args)
-    return plan_cache.call(tag, (a, b), extra, None, slow, args, bias=bias)
+    2-D tensors and a 1-D bias; anything else goes on to call)."""
+    return plan_cache.call_torch2(tag, a, b, extra, slow, args, bias)
 
 
 def _new_uncached(a, b, precision, trans_b=False, bias=None, activation=None, batched=False):

@@ -96,6 +96,7 @@ _ndarray = None              # cupy.ndarray
 _getdev = None               # cupy.cuda.runtime.getDevice
 _cur_stream = None           # cupy.cuda.get_current_stream
 _TT = None                   # torch.Tensor once torch is imported by the caller
+_TP = None                   # torch.nn.Parameter (a layer's weight and bias), or torch.Tensor
 _T32 = _TSTRIDED = _tcur = _tempty = None
 _tdevs: dict = {}            # device id -> torch.device
 _Plan = None                 # plan.Plan, bound at the first miss: importing plan.py from
@@ -181,7 +182,7 @@ def _cupy():
 def _torch():
     """Bind torch's names once the caller has imported torch (never import it
     here: a CuPy-only program must not pay for it)."""
-    global _TT, _T32, _TSTRIDED, _tcur, _tempty, _tempty_like
+    global _TT, _TP, _T32, _TSTRIDED, _tcur, _tempty, _tempty_like
     torch = sys.modules.get("torch")
     if torch is None or not hasattr(torch, "Tensor"):
         return False
@@ -197,6 +198,7 @@ def _torch():
     param = getattr(getattr(torch, "nn", None), "Parameter", None)
     if param is not None:           # a Parameter's storage is a plain tensor's
         _KIND[param] = k
+    _TP = param or _TT
     return True
 
 
@@ -570,37 +572,54 @@ def call_blas(A, B, C, extra, ext, stream, slow, args):
     return C
 
 
-def call_torch2(tag, a, b, extra, slow, args):
-    """``call(tag, (a, b), extra, None, slow, args)`` written out for two 2-D
-    PyTorch tensors (torch.Tensor itself) on the caller's stream, output
-    allocated (``sgemm.matmul`` on matrices): the same key and entries,
-    without the readers' calls and the branches for c, bias and streams;
+def call_torch2(tag, a, b, extra, slow, args, bias=None):
+    """``call(tag, (a, b), extra, None, slow, args, bias=bias)`` written out
+    for two 2-D PyTorch tensors (torch.Tensor or nn.Parameter itself) and an
+    optional 1-D bias on the caller's stream, output allocated
+    (``sgemm.matmul`` on matrices, ``sgemm.torch.linear``): the same key and
+    entries, without the readers' calls and the branches for c and streams;
     anything else goes to call()."""
-    if type(a) is not _TT or type(b) is not _TT or not _ON:
-        return call(tag, (a, b), extra, None, slow, args)
+    ta, tb = type(a), type(b)
+    if (ta is not _TT and ta is not _TP) or (tb is not _TT and tb is not _TP) or not _ON:
+        return call(tag, (a, b), extra, None, slow, args, bias=bias)
     sha, shb = a.shape, b.shape
     if (a.dtype is not _T32 or b.dtype is not _T32 or a.layout is not _TSTRIDED
             or b.layout is not _TSTRIDED or len(sha) != 2 or len(shb) != 2):
-        return call(tag, (a, b), extra, None, slow, args)
+        return call(tag, (a, b), extra, None, slow, args, bias=bias)
     dev = a.get_device()
     sta, stb = a.stride(), b.stride()
     (m, k), (s0, s1) = sha, sta
     (k2, n), (t0, t1) = shb, stb
     # call()'s reader takes nothing else: host tensors, empty or reversed ones go there
     if dev < 0 or not (m and k and k2 and n) or s0 < 0 or s1 < 0 or t0 < 0 or t1 < 0:
-        return call(tag, (a, b), extra, None, slow, args)
+        return call(tag, (a, b), extra, None, slow, args, bias=bias)
     if b.get_device() != dev:
         return _bypass(slow, args)
     pa, pb = a.data_ptr(), b.data_ptr()
     ha = pa + 4 * ((m - 1) * s0 + (k - 1) * s1) + 4
     hb = pb + 4 * ((k2 - 1) * t0 + (n - 1) * t1) + 4
+    if bias is None:
+        pz = shz = stz = None
+    else:       # call()'s checks for a bias, for the one shape a linear layer's has
+        shz = bias.shape
+        tz = type(bias)
+        if ((tz is not _TT and tz is not _TP) or bias.dtype is not _T32
+                or bias.layout is not _TSTRIDED or len(shz) != 1):
+            return call(tag, (a, b), extra, None, slow, args, bias=bias)
+        (nz,), stz = shz, bias.stride()
+        if not nz or stz[0] < 0 or bias.get_device() < 0:
+            return call(tag, (a, b), extra, None, slow, args, bias=bias)
+        pz = bias.data_ptr()
+        hz = pz + 4 * (nz - 1) * stz[0] + 4
+        if bias.get_device() != dev or pz < ha and pa < hz or pz < hb and pb < hz:
+            return _bypass(slow, args)
     try:
         s = _tcur(dev)
     except Exception:
         return _bypass(slow, args)
     bits = (pa & 15) | (pb & 15) << 4
     alias = pb - pa if pa < hb and pb < ha else None
-    key = (tag, TORCH, dev, bits, alias, extra, sha, sta, shb, stb, None, None, None, None)
+    key = (tag, TORCH, dev, bits, alias, extra, sha, sta, shb, stb, None, None, shz, stz)
     e = _entries.get(key)
     if e is not None and e.has_ws:
         e = _entries.get((key, s))
@@ -618,7 +637,7 @@ def call_torch2(tag, a, b, extra, slow, args):
         _drop_spares(e)
         return _bypass(slow, args)
     stats["hits"] += 1
-    ptrs = (pa, pb, pc)
+    ptrs = (pa, pb, pc) if bias is None else (pa, pb, pc, pz)
     if e.prepared is None:
         _run(e, ptrs, s, (a, b, out))
         return out

@@ -637,6 +637,38 @@ def test_torch_matrices_written_out_path_shares_call_keys():
         plan_cache.call = real
 
 
+def test_torch_written_out_path_takes_a_bias_and_shares_call_keys():
+    """sgemm.matmul(a, b, bias=) on 2-D tensors (and sgemm.torch.linear's
+    route) goes through call_torch2 with the bias as a fourth relocated
+    operand: the same entry as call()'s, hits relocated to each call's bias,
+    Parameters as well as tensors; a bias that is not 1-D goes to call() (and
+    on to the argument checks), one overlapping an operand to the uncached
+    path, as call() sends them."""
+    a, b = tarr(rnd((6, 5), 1)), tarr(rnd((5, 7), 2))
+    z = tarr(rnd((7,), 3))
+    plan_cache.call("matmul", (a, b), ("auto", None, None), None, sgemm.api._matmul_uncached,
+                    (a, b, "auto", None, None, z, None), bias=z)   # call(): the entry
+    seen = []
+    real = plan_cache.call
+    plan_cache.call = lambda *x, **kw: (seen.append(x[0]), real(*x, **kw))[1]
+    try:
+        for i in range(3):
+            a, b = tarr(rnd((6, 5), 10 + i)), tarr(rnd((5, 7), 20 + i))
+            z = (tarr if i < 2 else lambda x: FakeParameter(tarr(x)._a))(rnd((7,), 30 + i))
+            close(sgemm.matmul(a, b, bias=z), ref(a.numpy(), b.numpy()) + z.numpy()[None, :])
+        assert seen == [] and misses() == 1 and plan_cache.stats["bypass"] == 0
+        z2 = tarr(rnd((1, 7), 4))                   # 2-D: call() hands it to the checks
+        with pytest.raises(sgemm.ArgumentError, match="bias has 2 dimension"):
+            sgemm.matmul(a, b, bias=z2)
+        assert seen == ["matmul"]
+        inside = FakeTensor(b._a.reshape(-1)[:7])              # the bias is b's first row
+        close(sgemm.matmul(a, b, bias=inside),
+              ref(a.numpy(), b.numpy()) + b.numpy()[0][None, :])
+        assert plan_cache.stats["bypass"] == 1
+    finally:
+        plan_cache.call = real
+
+
 class FakeParameter(FakeTensor):
     """nn.Parameter's place in the fake torch: a subclass the cache takes."""
 
