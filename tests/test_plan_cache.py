@@ -11,6 +11,7 @@ result, so every result is compared with a float64 reference.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib
 import itertools
@@ -601,6 +602,17 @@ def test_torch_tensors():
     assert set(calls["streams"]) == {1000}           # torch's current stream
 
 
+@contextlib.contextmanager
+def tags_through_call():
+    """The tag of every plan_cache.call() made inside, in order."""
+    seen, real = [], plan_cache.call
+    plan_cache.call = lambda *x, **kw: (seen.append(x[0]), real(*x, **kw))[1]
+    try:
+        yield seen
+    finally:
+        plan_cache.call = real
+
+
 def test_torch_matrices_written_out_path_shares_call_keys():
     """sgemm.matmul on two 2-D tensors takes plan_cache.call_torch2 once torch
     is bound: the same key as call() (a hit on call()'s entry), a new plan
@@ -608,10 +620,7 @@ def test_torch_matrices_written_out_path_shares_call_keys():
     devices, and 1-D or subclassed operands still served by call()."""
     a, b = tarr(rnd((6, 5), 1)), tarr(rnd((5, 7), 2))
     sgemm.matmul(a, b)                                   # call(): binds torch, the entry
-    seen = []
-    real = plan_cache.call
-    plan_cache.call = lambda *x, **kw: (seen.append(x[0]), real(*x, **kw))[1]
-    try:
+    with tags_through_call() as seen:
         for i in range(3):
             a, b = tarr(rnd((6, 5), 10 + i)), tarr(rnd((5, 7), 20 + i))
             close(sgemm.matmul(a, b), ref(a.numpy(), b.numpy()))
@@ -633,8 +642,6 @@ def test_torch_matrices_written_out_path_shares_call_keys():
         p = FakeParameter(a._a)                 # (api.matmul hands it to call() itself)
         close(sgemm.matmul(p, b), ref(a.numpy(), b.numpy()))
         assert misses() == 4                                # call()'s hit on the same entry
-    finally:
-        plan_cache.call = real
 
 
 def test_torch_written_out_path_takes_a_bias_and_shares_call_keys():
@@ -648,10 +655,7 @@ def test_torch_written_out_path_takes_a_bias_and_shares_call_keys():
     z = tarr(rnd((7,), 3))
     plan_cache.call("matmul", (a, b), ("auto", None, None), None, sgemm.api._matmul_uncached,
                     (a, b, "auto", None, None, z, None), bias=z)   # call(): the entry
-    seen = []
-    real = plan_cache.call
-    plan_cache.call = lambda *x, **kw: (seen.append(x[0]), real(*x, **kw))[1]
-    try:
+    with tags_through_call() as seen:
         for i in range(3):
             a, b = tarr(rnd((6, 5), 10 + i)), tarr(rnd((5, 7), 20 + i))
             z = (tarr if i < 2 else lambda x: FakeParameter(tarr(x)._a))(rnd((7,), 30 + i))
@@ -665,8 +669,6 @@ def test_torch_written_out_path_takes_a_bias_and_shares_call_keys():
         close(sgemm.matmul(a, b, bias=inside),
               ref(a.numpy(), b.numpy()) + b.numpy()[0][None, :])
         assert plan_cache.stats["bypass"] == 1
-    finally:
-        plan_cache.call = real
 
 
 class FakeParameter(FakeTensor):
