@@ -143,11 +143,11 @@ def _log():
 
 # ---- the cache file -----------------------------------------------------------------
 # One JSON line per choice, appended: a first call pays for its own line
-# whatever the file holds.  Rewriting the whole file per choice (as before
-# 2026-11-27) cost every measured first call a parse and a dump of all the
-# choices made on the machine, ~5 ms at a few hundred and growing with them
-# (docs/notes/first-call.md).  A later line overrides an earlier one for the
-# same shape; a line that does not parse (a write cut short) is skipped.
+# whatever the file holds, where rewriting the whole file would make it pay a
+# parse and a dump of every choice made on the machine before
+# (bench/probes/measured_save_cost.py).  A later line overrides an earlier
+# one for the same shape; a line that does not parse (a write cut short) is
+# skipped.
 def _path(dev) -> Path:
     from .runtime.compiler import cache_dir
     return cache_dir() / "measured" / f"{dispatch.gpu_key(dev)}.jsonl"

@@ -3,8 +3,8 @@ memory, time) on the rows the judge keeps finding slow for sgemm, beside
 sgemm's own plan and time.  Not part of the package.
 
 Why: the cost model finds no better plan among sgemm's candidates for these
-rows (tail cuts, new tile shapes and aligned-speed scalar loads each predict
-1-6 % on a category; docs/notes/dispatch.md), so the gap is per-kernel
+rows (bench/probes/model_whatif.py: tail cuts and new tile shapes predict
+1-2 % on a category; docs/notes/dispatch.md), so the gap is per-kernel
 speed.  cuBLAS's kernel names say its tile, stages, alignment variant and
 split-K scheme, which says what kind of kernel reaches its rate.
 
@@ -71,7 +71,7 @@ def timed():
         with stream:
             cub = tfn(lambda: cp.matmul(A, B, out=C))
             ours = tfn(lambda: call(a, bb, C, trans_a=ta, trans_b=tb))
-        plan = sgemm.plan(a, bb, C, trans_a=ta, trans_b=tb) if b == 1 else None  # batched: see forced_configs.py
+        plan = sgemm.plan(a, bb, C, trans_a=ta, trans_b=tb) if b == 1 else None
         out.append(dict(batch=b, m=m, n=n, k=k, ta=ta, tb=tb, cublas_us=round(cub, 1),
                         sgemm_us=round(ours, 1), plan=repr(plan)[:300]))
         del a, bb, A, B, C

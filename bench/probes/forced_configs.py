@@ -23,6 +23,7 @@ import cupy as cp  # noqa: E402
 import sgemm  # noqa: E402
 from sgemm import cost, planner, tune  # noqa: E402
 from sgemm.kernels import registry  # noqa: E402
+from sgemm.plan import Plan  # noqa: E402
 from sgemm.runtime import device as devmod  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -52,7 +53,6 @@ def main():
         cub_err = float(cp.linalg.norm(C - ref)) / nr
         call = sgemm.gemm_batched if b > 1 else sgemm.gemm
         auto = tfn(lambda: call(a, bb, C, trans_a=ta, trans_b=tb))
-        from sgemm.plan import Plan
         pl = Plan(a, bb, C, trans_a=ta, trans_b=tb, _ndims=(3,) if b > 1 else (2,),
                   _what="gemm_batched" if b > 1 else "gemm")
         probs = pl.problems
@@ -81,9 +81,10 @@ def main():
         best = min(ok, key=lambda r: r["us"]) if ok else None
         rows.append(dict(batch=b, m=m, n=n, k=k, ta=ta, tb=tb, cublas_us=round(cub, 1),
                          auto_us=round(auto, 1), plan=repr(pl)[:240], cands=res))
-        print(f"{b}x{m}x{n}x{k} {'T' if ta else 'N'}{'T' if tb else 'N'} cub {cub:7.1f} auto {auto:7.1f}"
-              f" best {best['config']}:s{best['split']} {best['us']} (pred {best['predicted_us']})",
-              flush=True)
+        top = (f"{best['config']}:s{best['split']} {best['us']} (pred {best['predicted_us']})"
+               if best else "none passed the check")
+        print(f"{b}x{m}x{n}x{k} {'T' if ta else 'N'}{'T' if tb else 'N'} cub {cub:7.1f} auto "
+              f"{auto:7.1f} best {top}", flush=True)
         for r in sorted(ok, key=lambda r: r["us"])[:6]:
             print(f"     {r['config']:7s} s{r['split']:<3d} {r['us']:8.1f} pred {r['predicted_us']}")
         del a, bb, A, B, C, ref
