@@ -4,7 +4,8 @@ with its predicted time (cost.py); ``choose`` takes the fastest.
 A candidate is a kernel spec, its tile parameters and a K split:
 
 * FP32 FFMA families: rung 9's tiles (``double_buffer``: 256x128, 128x128,
-  128x64, 64x128, 64x64, 32x256, and 128x32, 256x64 along a small n), the
+  128x64, 64x128, 64x64, 32x256, and 128x32, 256x64 along a small n), rung
+  13's (``kmajor``: 128x64, 64x128, 64x64, operands copied as they lie), the
   tile template's (``tile``: 128x128, 64x64, 32x32) and
   its small-problem tiles (``small``), each with K split S ways through a
   workspace and an ordered reduction (deterministic); the gemv kernels for
@@ -67,6 +68,7 @@ ACC_SLICE_SMALL = 1024   # ... where the output has fewer 128x128 tiles than SMs
 ACC_SLICE_SKINNY = 1024  # ... where the output has 64 or fewer rows or columns
 FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide", "tall", "tall64", "rect",
                                  "rect_t"),
+              "kmajor": ("k128x64", "k64x128", "k64x64"),
               "tile": ("large", "medium", "small")}
 TC_TILES = {"tf32x3": {"tf32x3_wgmma_rs": ("large", "small", "n64", "small_n64"),
                        "tf32x3_mma": ("large", "small")},
@@ -229,7 +231,7 @@ def _base(prob: Problem, precision: str, dev: DeviceInfo) -> list[tuple[KernelSp
         for name, configs in FFMA_TILES.items():
             spec = K.get(name)
             if _ok(spec, dev):
-                pool = spec.configs if name == "double_buffer" else S.TILE_CONFIGS
+                pool = S.TILE_CONFIGS if name == "tile" else spec.configs
                 out += [(spec, pool[c]) for c in configs if c in pool]
         small = K.get("small")
         if _ok(small, dev) and prob.flops <= SMALL_FLOPS * max(1, prob.batch):

@@ -142,7 +142,8 @@ def test_gemv_blocks_cover_the_small_side_tightly():
 
 
 @pytest.mark.parametrize("kernel,config,launches", [("tile", "large", 3),
-                                                     ("double_buffer", "medium", 2)])
+                                                     ("double_buffer", "medium", 2),
+                                                     ("kmajor", "k128x64", 2)])
 def test_a_shorter_last_slice_in_the_model(kernel, config, launches):
     """A shorter last slice costs compute either way; it is one more launch
     for the tile kernel and rides in the full slices' launch for rung 9
@@ -246,3 +247,14 @@ def test_a_short_k_on_a_big_output_goes_to_small_k():
         assert c.spec.name == "small_k" and c.params.BK >= k, c.describe()
     c = planner.candidates(prob(4096, 4096, 64), H100, "ieee")[0]
     assert c.spec.name != "small_k", c.describe()
+
+
+def test_attention_pv_goes_to_rung_13_by_its_rates():
+    """P V of attention (T x dh = 2048 x 64, K = T, 16 heads; canonical: m = dh):
+    one wave of two 128-thread blocks an SM, where rung 13's 64x128 tile ran
+    241 us against rung 9's 287 (bench/results/kmajor-ab-h100-2026-11-27.json)
+    and its fitted rates predict 238: the model's pick there."""
+    pv = prob(64, 2048, 2048, batch=16)
+    c = planner.candidates(pv, H100, "ieee")[0]
+    assert (c.spec.name, c.params.BM, c.params.BN) == ("kmajor", 64, 128), c.describe()
+    assert 200e-6 < c.predicted < 280e-6, c.describe()

@@ -235,16 +235,17 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
+JUDGE = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "abc")
+JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
-SUITE = "suite-h100-2026-11-27-b.json"
+SUITE = "suite-h200-2026-11-27.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
 _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
-SANITIZER_LATEST = "sanitizer-small-k-h100-2026-11-27.json"
+SANITIZER_LATEST = "sanitizer-kmajor-h200-2026-11-27.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
 EAGER = "eager-costs-h100-2026-11-26.json"
 
@@ -337,11 +338,17 @@ CLAIMS: tuple[Claim, ...] = (
           note="the limit's predicted cost on their skinny rows: python "
           "bench/probes/skinny_limit_cost.py"),
     Claim("judge-untuned", "Random problems, the cost model alone (`SGEMM_TUNED=0`): "
-          "FP32 geometric mean", ("judge-untuned-h100-2026-11-27.json",),
-          "SGEMM_TUNED=0 python judge.py --precisions ieee --no-eager", ("README.md",),
-          _judge(("judge-untuned-h100-2026-11-27.json",), "ieee", "geomean")),
+          "FP32 geometric mean", ("judge-untuned-h200-2026-11-27.json",),
+          "SGEMM_TUNED=0 python judge.py --no-eager", ("README.md",),
+          _judge(("judge-untuned-h200-2026-11-27.json",), "ieee", "geomean")),
+    Claim("judge-h100-rung9", "The same scorecard on an H100 on the tree before rung 13 "
+          "(a51ef9e): three fresh judges, the model alone, the public suite",
+          JUDGE_H100_RUNG9 + ("judge-untuned-h100-2026-11-27.json", "suite-h100-2026-11-27-b.json",
+                              "suite-h100-2026-11-27-b-ratio.png"),
+          "bash scripts/gpu_session.sh prebuild judge judge judge suite",
+          ("docs/notes/dispatch.md",)),
     Claim("suite-geomean", "Public suite (the fixed shapes of `bench/shapes/public.txt`): "
-          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-27-b-ratio.png"),
+          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h200-2026-11-27-ratio.png"),
           _SUITE_CMD, ("README.md",), _suite(("geomean_ratio",), "{:.2f}×")),
     Claim("suite-min", "Public suite: worst shape", (SUITE,), _SUITE_CMD, ("README.md",),
           _suite(("min_ratio",), "{:.2f}×")),
@@ -428,6 +435,27 @@ CLAIMS: tuple[Claim, ...] = (
           ("small-k-sweep-h100-2026-11-27.json",),
           "OUT=dir python bench/probes/small_k_sweep.py 48 3901 110; python -m sgemm.calibrate "
           "--sweep SWEEP --device h100", ("docs/notes/dispatch.md", "sgemm/data")),
+    Claim("sanitizer-small-k", "compute-sanitizer on small_k, the short-K kernel, forced on "
+          "every edge case", ("sanitizer-small-k-h100-2026-11-27.json",), _SAN_CMD,
+          ("docs/reliability.md", "docs/notes/dispatch.md"), note=_SAN_ONLY),
+    Claim("kmajor-ab", "Rung 13 (kmajor) against rung 9 tile for tile (rect, rect_t, small, "
+          "medium) at split 1 and the planner's split, on 14 named rows and 6 drawn from "
+          "calibrate's distribution, beside cuBLAS and the plan picked before rung 13 "
+          "(medium's twin, k128x128, since dropped)", ("kmajor-ab-h100-2026-11-27.json",),
+          "OUT=dir python bench/probes/kmajor_ab.py 6 5", ("docs/notes/ffma-fast.md",
+                                                          "sgemm/kernels/cuda/13_kmajor.cu")),
+    Claim("kmajor-sweep", "Calibration sweep with every menu cut to rung 13's tiles: 400 "
+          "problems of calibrate's distribution, 2,919 timings; the sweep its shipped rates "
+          "are fitted from", ("kmajor-sweep-h100-2026-11-27.json",),
+          "OUT=dir python bench/probes/kmajor_sweep.py 400 8128 180; python -m sgemm.calibrate "
+          "--sweep SWEEP --device h100", ("docs/notes/ffma-fast.md", "sgemm/data")),
+    Claim("kmajor-tree-ab", "Rung 13 in the planner against the tree before (a51ef9e) on the "
+          "33 of 300 problems of the judge's distribution (own seed 7171) where a kmajor tile "
+          "is the model's pick or on the measured choice's shortlist; measured choice on, "
+          "two alternating rounds", ("kmajor-tree-ab-h200-2026-11-27.json",),
+          "PROBS=\"$(python bench/probes/kmajor_affected.py 300 7171)\" SGEMM_AUTOTUNE=1 "
+          "OUT=dir python bench/probes/tree_ab.py .base . mixed 0 0 2 (.base: git archive "
+          "a51ef9e, both trees' bundles built)", ("docs/notes/ffma-fast.md",)),
     Claim("sanitizer-db-ragged", "compute-sanitizer on rung 9's split-K with the shorter last "
           "slice in the full slices' launch, four configs, K off the slice unit",
           ("sanitizer-db-ragged-h100-2026-11-27.json",), _SAN_CMD,
@@ -683,7 +711,7 @@ CLAIMS: tuple[Claim, ...] = (
           "TOOLS=\"memcheck racecheck synccheck initcheck\" CASES_K=tf32x3_wgmma,tf32_wgmma,"
           "tf32x3_wgmma_rs bash scripts/torch_gpu_run.sh cases", ("docs/notes/torch.md",)),
     Claim("sanitizer-latest", "compute-sanitizer, latest run (memcheck, racecheck, synccheck, "
-          "initcheck; small_k, the short-K kernel, forced on every edge case): errors",
+          "initcheck; rung 13, kmajor, every config and its K split on every edge case): errors",
           (SANITIZER_LATEST,),
           _SAN_CMD, ("README.md", "docs/reliability.md"), _sanitizer(SANITIZER_LATEST),
           _SAN_ONLY),

@@ -67,8 +67,8 @@ NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "gemv@n16k", "double_buffer@tall", "double_buffer@tall64", "double_buffer@rect",
          "double_buffer@rect_t", "tf32x3_wgmma_rs@n64", "tf32x3_wgmma_rs@small_n64", "gemv@n1k/s3", "gemv@m2r/s2", "gemv@n4r/s4", "gemv@m1k/s2",
          "double_buffer@small/s3", "double_buffer@medium/s3", "double_buffer@large/s3",
-         "double_buffer@rect/s5")
-# Rung 9's K split (double_buffer@CONFIG/sS): the shorter last slice is the
+         "double_buffer@rect/s5", "kmajor@k64x128", "kmajor@k64x64", "kmajor@k128x64/s3")
+# Rung 9's and 13's K split (double_buffer@CONFIG/sS, kmajor@...): the shorter last slice is the
 # last z entry of the full slices' launch (k_last); K of these is not a
 # multiple of the slice unit, so that slice also ends inside a k-tile.
 DB_SPLIT = [
@@ -177,7 +177,7 @@ def all_cases(quick: bool = False) -> list[dict]:
         if name in ("splitk", "auto", "auto:tf32x3"):    # tf32x3's deep K: 3xTF32 split-K
             mine = mine + [DEEP_K]
         if "/s" in name:
-            mine = DB_SPLIT if name.startswith("double_buffer") else GEMV_DEEP
+            mine = DB_SPLIT if name.startswith(("double_buffer", "kmajor")) else GEMV_DEEP
         elif name in ("auto", "auto:tf32x3"):
             mine = mine + GEMV_DEEP
         if quick:

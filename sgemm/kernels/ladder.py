@@ -398,6 +398,47 @@ VOLKOV = KernelSpec(
     static_smem=lambda p: (_pad8(p.BN) + _pad8(p.BM)) * p.BK * F32,
 )
 
+# ---- rung 13: operands copied as they lie (k-major tiles for k-contiguous ones) --
+def kmajor_smem(p: TileParams) -> int:
+    """Dynamic shared memory of 13_kmajor.cu: STAGES tiles, each operand in
+    the larger of its two layouts (the layout depends on the transpose)."""
+    per = max(p.BM * (p.BK + 4), p.BK * (p.BM + 4)) + max(p.BN * (p.BK + 4), p.BK * (p.BN + 4))
+    return p.stages * per * F32
+
+
+def _kmajor_rules(p: TileParams) -> list[str]:
+    why = warptile_rules(p, modes=())
+    if why:
+        return why
+    need(p.stages >= 2, f"stages={p.stages}: a cp.async pipeline needs at least 2", why)
+    for name, rows in (("A", p.BM), ("B", p.BN)):
+        # Copy<> in 13_kmajor.cu: 16-byte copies must split evenly over the threads
+        need(rows * p.BK % (4 * p.threads) == 0 and divides(4 * p.threads, rows * p.BK),
+             f"{name}: the {rows}x{p.BK} tile has {rows * p.BK // 4} 16-byte copies, not a "
+             f"multiple of threads={p.threads}", why)
+    return why
+
+
+# 128x64 and 64x128 blocks of four warps at 8x8 a thread and the 64x64 block
+# at 8x4: rung 9's rect, rect_t and small tiles, so the two rungs compare
+# tile for tile (bench/probes/kmajor_ab.py).  Rung 9's medium tile (eight
+# warps, 128x128) at 255 registers holds one block an SM and ran 0.71-0.78x
+# rung 9's on large products (bench/results/kmajor-ab-h100-2026-11-27.json).
+_KM_FIELDS = _WT_FIELDS + ("stages",)
+KMAJOR = KernelSpec(
+    id=13, name="kmajor", source="13_kmajor.cu", function="sgemm_kmajor",
+    title="operands copied as they lie: k-major tiles, cp.async, 4-step fragments",
+    seed="cuBLAS's SIMT kernels as ncu shows them (bench/results/cublas-kernels-*)",
+    template_fields=_KM_FIELDS,
+    configs={"k128x64": _DB_RECT.replace(WM=64, WN=32, stages=3),
+             "k64x128": _DB_RECT_T.replace(WM=32, WN=64, stages=3),
+             "k64x64": _WT_SMALL.replace(stages=3)},
+    rules=_kmajor_rules,
+    vector_loads=True,
+    dynamic_smem=kmajor_smem,
+    args_fn=ragged_args, extra={"ragged": True},
+)
+
 LADDER = [s for s in [
     NAIVE,
     COALESCED,
@@ -412,4 +453,5 @@ LADDER = [s for s in [
     ASYNC_PIPELINE,
     SWIZZLE,
     VOLKOV,
+    KMAJOR,
 ] if s is not None]
