@@ -247,7 +247,7 @@ _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
 SANITIZER_LATEST = "sanitizer-kmajor-h200-2026-11-27.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
-EAGER = "eager-costs-h100-2026-11-26.json"
+EAGER = "eager-costs-h200-2026-11-27.json"
 
 _JUDGE_CMD = "bash scripts/gpu_session.sh judge judge judge"
 _SUITE_CMD = "bash scripts/gpu_session.sh suite"
@@ -572,15 +572,19 @@ CLAIMS: tuple[Claim, ...] = (
           _torch_step(TORCH_BENCH)),
     Claim("torch-eager", "`sgemm.torch.mm` at 64³, FP32: host cost ÷ `torch.matmul`'s "
           "(other sizes, precisions and `linear` in the same file)", (EAGER,),
-          "bash scripts/host_overhead_probe.sh", ("README.md", "docs/torch.md"),
+          "python bench/probes/eager_costs.py --out FILE", ("README.md", "docs/torch.md"),
           _eager("sgemm.torch.mm(a, b)", "torch.matmul(a, b)")),
     Claim("torch-eager-op", "… the operator `torch.ops.sgemm.mm`, the same run", (EAGER,),
-          "bash scripts/host_overhead_probe.sh", ("README.md", "docs/torch.md"),
+          "python bench/probes/eager_costs.py --out FILE", ("README.md", "docs/torch.md"),
           _eager("torch.ops.sgemm.mm(a, b)", "torch.matmul(a, b)")),
     Claim("torch-eager-grad", "… `sgemm.torch.mm` with requires_grad ÷ `torch.matmul` with "
-          "it, the same run", (EAGER,), "bash scripts/host_overhead_probe.sh",
+          "it, the same run", (EAGER,), "python bench/probes/eager_costs.py --out FILE",
           ("README.md", "docs/torch.md"),
           _eager("sgemm.torch.mm(a, b), requires_grad", "torch.matmul(a, b), requires_grad")),
+    Claim("torch-eager-h100", "The same eager costs on an H100 before linear's bias took the "
+          "written-out path (e1d3aab), with the tree before it beside", (
+              "eager-costs-h100-2026-11-26.json",), "bash scripts/host_overhead_probe.sh",
+          ("docs/notes/torch.md",)),
     Claim("int8-sanitizer", "compute-sanitizer memcheck, racecheck, synccheck and initcheck on "
           "the INT8 engine's kernels (both conversion routes, byte-plane GEMMs, Garner, the "
           "public int8x path) at tile-edge shapes", ("sanitizer-int8-h100-2026-11-26.log",),
