@@ -3,7 +3,8 @@ problems of the judge's kinds, beside cuBLAS and the plan sgemm picks now.
 Not part of the package.
 
 Each rung-9 tile the planner weighs and its rung-13 twin (same block tile,
-threads and K split: rect/k128x64, rect_t/k64x128, small/k64x64) run at split 1 and at the split of the planner's pick;
+threads and K split: rect/k128x64, rect_t/k64x128, small/k64x64) run at
+split 1 and at the split of the planner's pick;
 each is checked against fp64 on a NaN-poisoned output before it is timed.
 (The committed file of 2026-11-27 also has medium/k128x128, a config since
 dropped.)
@@ -88,7 +89,8 @@ def main():
         pairs = []
         for dname, kname in PAIRS.items():
             for s in sorted({1, s_auto}):
-                d, q = res.get(f"double_buffer:{dname}:s{s}", {}), res.get(f"kmajor:{kname}:s{s}", {})
+                d = res.get(f"double_buffer:{dname}:s{s}", {})
+                q = res.get(f"kmajor:{kname}:s{s}", {})
                 if "us" in d and "us" in q:
                     pairs.append(f"{dname[:6]}/s{s} {d['us'] / q['us']:.2f}")
         best_km = min((v["us"] for kk, v in res.items() if kk.startswith("kmajor") and "us" in v

@@ -63,7 +63,7 @@ struct Copy {
 #pragma unroll
         for (int s = 0; s < N; ++s) {
             const int e = tid + s * T;
-            const int f = e % F, q = e / F;              // compile-time folded per s
+            const int f = e % F, q = e / F;
             const int r = KCONT ? q : f * W, k = KCONT ? f * W : q;
             const int kg = k0 + k;
             int bytes;
@@ -85,14 +85,16 @@ struct Copy {
                 // 16-byte read (compute-sanitizer: out of bounds where the
                 // last row ends the allocation, uninitialized in padding).
 #pragma unroll
-                for (int u = 0; u < 4; ++u)
-                    cp_async4_zfill(dst + 4u * u, 4 * u < bytes ? src + u : panel, 4 * u < bytes ? 4 : 0);
+                for (int u = 0; u < 4; ++u) {
+                    const bool in = 4 * u < bytes;
+                    cp_async4_zfill(dst + 4u * u, in ? src + u : panel, in ? 4 : 0);
+                }
             }
         }
     }
 };
 
-// The TC fragment rows (or columns) of a thread along one operand: a
+// The fragment rows (or columns) of a thread along one operand: a
 // k-major operand interleaves lanes (row = l + j * L), a row-major one
 // takes runs of four (row = 4 l + (j / 4) * 4 L + j % 4); L lanes along it.
 template <bool KCONT, int L>
