@@ -2,8 +2,9 @@
 how full the last wave is: measured / predicted GPU time (geometric mean)
 of rung 9's and rung 13's 8x8 and 8x4 tiles, compute-bound points only,
 grouped by waves and, within one wave, by q (blocks on the busiest SM).
+With --all, every config of the sweeps, by config.
 
-    python bench/probes/model_bias.py [SWEEP.json ...]
+    python bench/probes/model_bias.py [--all] [SWEEP.json ...]
 """
 import collections
 import json
@@ -22,10 +23,13 @@ TILES = ((128, 64), (64, 128), (64, 64))
 def main():
     dev = DEVICE_MODELS["h100"]
     cal = cost.calibration(dev)
-    rows = [r for f in (sys.argv[1:] or SWEEPS) for r in json.load(open(f))["rows"]]
+    every = "--all" in sys.argv
+    files = [a for a in sys.argv[1:] if a != "--all"] or SWEEPS
+    rows = [r for f in files for r in json.load(open(f))["rows"]]
     groups = collections.defaultdict(list)
     for prob, spec, p, t in calibrate.points(rows):
-        if spec.name not in ("double_buffer", "kmajor") or (p.BM, p.BN) not in TILES:
+        if not every and (spec.name not in ("double_buffer", "kmajor")
+                          or (p.BM, p.BN) not in TILES):
             continue
         d = cost.predict(spec, p, prob, dev, cal)
         if d["compute"] < d["memory"]:
@@ -34,11 +38,12 @@ def main():
         waves = d["blocks"] / slots
         q = math.ceil(min(d["blocks"], slots) / dev.sm_count)
         band = "one wave, q=%d" % q if waves <= 1 else ("1-3 waves" if waves <= 3 else "> 3 waves")
-        groups[(spec.name, band)].append(math.log(t / d["gpu"]))
-    print(f"{'kernel':14s} {'grid':16s} {'points':>6s}  measured / predicted")
+        name = f"{spec.name}:{p.BM}x{p.BN}:{p.threads}" if every else spec.name
+        groups[(name, band)].append(math.log(t / d["gpu"]))
+    print(f"{'kernel':24s} {'grid':16s} {'points':>6s}  measured / predicted")
     for (name, band), v in sorted(groups.items()):
         if len(v) >= 8:
-            print(f"{name:14s} {band:16s} {len(v):6d}  {math.exp(sum(v) / len(v)):.3f}")
+            print(f"{name:24s} {band:16s} {len(v):6d}  {math.exp(sum(v) / len(v)):.3f}")
 
 
 if __name__ == "__main__":
