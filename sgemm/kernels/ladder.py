@@ -411,6 +411,10 @@ def _kmajor_rules(p: TileParams) -> list[str]:
     if why:
         return why
     need(p.stages >= 2, f"stages={p.stages}: a cp.async pipeline needs at least 2", why)
+    pow2 = lambda x: x & (x - 1) == 0  # noqa: E731
+    need(all(pow2(x) for x in (p.BM, p.BN, p.BK, p.threads)),
+         f"BM={p.BM}, BN={p.BN}, BK={p.BK}, threads={p.threads}: the copies' thread grid "
+         "needs powers of two", why)
     for name, rows in (("A", p.BM), ("B", p.BN)):
         # Copy<> in 13_kmajor.cu: 16-byte copies must split evenly over the threads
         need(rows * p.BK % (4 * p.threads) == 0 and divides(4 * p.threads, rows * p.BK),
@@ -421,9 +425,9 @@ def _kmajor_rules(p: TileParams) -> list[str]:
 
 # 128x64 and 64x128 blocks of four warps at 8x8 a thread and the 64x64 block
 # at 8x4: rung 9's rect, rect_t and small tiles, so the two rungs compare
-# tile for tile (bench/probes/kmajor_ab.py).  Rung 9's medium tile (eight
-# warps, 128x128) at 255 registers holds one block an SM and ran 0.71-0.78x
-# rung 9's on large products (bench/results/kmajor-ab-h100-2026-11-27.json).
+# tile for tile (bench/probes/kmajor_ab.py).  A twin of rung 9's medium tile
+# (eight warps, 128x128) at 255 registers held one block an SM and ran
+# 0.71-0.78x rung 9's on large products (kmajor-ab-h100-2026-11-27.json).
 _KM_FIELDS = _WT_FIELDS + ("stages",)
 KMAJOR = KernelSpec(
     id=13, name="kmajor", source="13_kmajor.cu", function="sgemm_kmajor",

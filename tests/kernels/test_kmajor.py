@@ -18,6 +18,11 @@ def test_copies_that_do_not_split_over_the_threads_are_rejected():
     assert any(w.startswith("A: the 32x8 tile has 64 16-byte copies") for w in why), why
 
 
+def test_tiles_off_powers_of_two_are_rejected():
+    p = KM.configs["k128x64"].replace(BN=96, WN=48, TN=12)
+    assert any("powers of two" in w for w in KM.can_implement(p))
+
+
 def test_a_pipeline_needs_two_stages():
     p = KM.configs["k128x64"].replace(stages=1)
     assert any("stages=1" in w for w in KM.can_implement(p))
