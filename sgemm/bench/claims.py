@@ -456,6 +456,12 @@ CLAIMS: tuple[Claim, ...] = (
           "PROBS=\"$(python bench/probes/kmajor_affected.py 300 7171)\" SGEMM_AUTOTUNE=1 "
           "OUT=dir python bench/probes/tree_ab.py .base . mixed 0 0 2 (.base: git archive "
           "a51ef9e, both trees' bundles built)", ("docs/notes/ffma-fast.md",)),
+    Claim("occupancy-curve-oos", "An occupancy curve (F at 1-4 blocks an SM and a slower "
+          "first wave) against the cost model's knee, each fitted on half of the committed "
+          "sweeps' problems and judged on the other half: mean absolute log error and the "
+          "regret of the predicted-fastest candidate (CPU, no GPU)",
+          ("occupancy-curve-cpu-2026-11-27.log",),
+          "python bench/probes/occupancy_curve.py", ("docs/notes/dispatch.md",)),
     Claim("sanitizer-db-ragged", "compute-sanitizer on rung 9's split-K with the shorter last "
           "slice in the full slices' launch, four configs, K off the slice unit",
           ("sanitizer-db-ragged-h100-2026-11-27.json",), _SAN_CMD,
