@@ -417,7 +417,7 @@ def _kmajor_rules(p: TileParams) -> list[str]:
          "needs powers of two", why)
     for name, rows in (("A", p.BM), ("B", p.BN)):
         # Copy<> in 13_kmajor.cu: 16-byte copies must split evenly over the threads
-        need(rows * p.BK % (4 * p.threads) == 0 and divides(4 * p.threads, rows * p.BK),
+        need(divides(4 * p.threads, rows * p.BK),
              f"{name}: the {rows}x{p.BK} tile has {rows * p.BK // 4} 16-byte copies, not a "
              f"multiple of threads={p.threads}", why)
     return why

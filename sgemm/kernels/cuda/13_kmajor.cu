@@ -23,13 +23,15 @@
 // the inner loop has no guard; the epilogue is guarded.  Split-K as rung 9:
 // the slices are grid z entries, the last one k_last deep.
 // Measured (H100, bench/results/kmajor-ab-h100-2026-11-27.json; reproduce:
-// OUT=dir python bench/probes/kmajor_ab.py 6 5): on attention PV, where one
-// wave puts two 128-thread blocks on an SM for a 1-2K-deep loop, 64x128
-// ran 1.19-1.26x rung 9's same tile (8x2048x80x2048: 241 us against 291;
-// cuBLAS 184); on the 8x8 tiles it is 0.86-1.36x rung 9's elsewhere, slower
-// where many waves favour rung 9's three blocks an SM (it holds two at 255
-// registers) and on split deep K.  The planner weighs it by its fitted
-// rates (bench/results/kmajor-sweep-h100-2026-11-27.json).
+// OUT=dir python bench/probes/kmajor_ab.py 6 5): on attention PV with head
+// dims 64 and 80, where one wave puts two 128-thread blocks on an SM for a
+// 1-2K-deep loop, 64x128 ran 1.19-1.26x rung 9's same tile
+// (8x2048x80x2048: 241 us against 291; cuBLAS 184), 1.00x at head dim 128;
+// on the other rows its 8x8 tiles ran 0.61-1.36x rung 9's: slower where many
+// waves favour rung 9's three blocks an SM (it holds two at 255 registers),
+// on K split 24-128 ways (0.65-0.98x) and on QK^T (0.61-0.77x).  The
+// planner weighs it by its fitted rates
+// (bench/results/kmajor-sweep-h100-2026-11-27.json).
 #include "tile_loaders.cuh"
 
 namespace s13 {
@@ -38,10 +40,6 @@ using sg::cp_async_commit;
 using sg::cp_async_wait;
 using sg::cp_async16_zfill;
 using sg::cp_async4_zfill;
-
-// Floats of one stage of an R-row operand tile in either layout.
-template <int R, int BK, bool KCONT>
-__host__ __device__ constexpr int tile_floats() { return KCONT ? R * (BK + 4) : BK * (R + 4); }
 
 // The copies of one operand tile: R rows by BK, W floats a copy (4 aligned,
 // 1 not).  Item e = tid + s * T of a grid whose fast dimension (F items) runs
@@ -55,6 +53,7 @@ struct Copy {
     static_assert(N >= 1 && F * Q % T == 0, "the tile's copies split evenly over the threads");
     static_assert(T % F == 0 || F % T == 0, "power-of-two tile and block");
     static constexpr int P = KCONT ? BK + 4 : R + 4;       // shared pitch (floats)
+    static constexpr int FLOATS = Q * P;                  // one stage of the tile
 
     // rows valid from the panel's first row, K the operand's depth
     __device__ static __forceinline__ void issue(unsigned sm, const float* __restrict__ panel,
@@ -141,15 +140,14 @@ template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, i
 __device__ __forceinline__ void block(SGEMM_PARAMS) {
     constexpr bool KA = TA, KB = !TB;                    // operands stored along k
     constexpr int WTM = WM / TM, WTN = WN / TN;
-    constexpr int AF = tile_floats<BM, BK, KA>(), BF = tile_floats<BN, BK, KB>();
-    constexpr int PA = KA ? BK + 4 : BM + 4, PB = KB ? BK + 4 : BN + 4;
+    using CA = Copy<BM, BK, THREADS, KA, ALIGNED>;
+    using CB = Copy<BN, BK, THREADS, KB, ALIGNED>;
+    constexpr int AF = CA::FLOATS, BF = CB::FLOATS, PA = CA::P, PB = CB::P;
     constexpr int G = BK / 4;                            // k-groups a tile
     static_assert(WTM * WTN == 32, "a warp tile must hold exactly 32 thread tiles");
     static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "warps must tile the block");
     static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 8 == 0, "runs of four; two k-groups a tile");
     static_assert(STAGES >= 2, "a pipeline needs at least two stages");
-    using CA = Copy<BM, BK, THREADS, KA, ALIGNED>;
-    using CB = Copy<BN, BK, THREADS, KB, ALIGNED>;
 
     extern __shared__ float4 smem4[];
     float* smem = reinterpret_cast<float*>(smem4);       // [stage][A | B]
