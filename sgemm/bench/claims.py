@@ -235,17 +235,17 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "abc")
+JUDGE = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
-SUITE = "suite-h200-2026-11-27.json"
+SUITE = "suite-h200-2026-11-27-b.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
 _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
-SANITIZER_LATEST = "sanitizer-kmajor-h200-2026-11-27.json"
+SANITIZER_LATEST = "sanitizer-parked-h200-2026-11-27.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
 EAGER = "eager-costs-h200-2026-11-27.json"
 
@@ -348,7 +348,7 @@ CLAIMS: tuple[Claim, ...] = (
           "bash scripts/gpu_session.sh prebuild judge judge judge suite",
           ("docs/notes/dispatch.md",)),
     Claim("suite-geomean", "Public suite (the fixed shapes of `bench/shapes/public.txt`): "
-          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h200-2026-11-27-ratio.png"),
+          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h200-2026-11-27-b-ratio.png"),
           _SUITE_CMD, ("README.md",), _suite(("geomean_ratio",), "{:.2f}×")),
     Claim("suite-min", "Public suite: worst shape", (SUITE,), _SUITE_CMD, ("README.md",),
           _suite(("min_ratio",), "{:.2f}×")),
@@ -456,6 +456,24 @@ CLAIMS: tuple[Claim, ...] = (
           "PROBS=\"$(python bench/probes/kmajor_affected.py 300 7171)\" SGEMM_AUTOTUNE=1 "
           "OUT=dir python bench/probes/tree_ab.py .base . mixed 0 0 2 (.base: git archive "
           "a51ef9e, both trees' bundles built)", ("docs/notes/ffma-fast.md",)),
+    Claim("sanitizer-kmajor", "compute-sanitizer on rung 13 (kmajor), every config and its K "
+          "split on every edge case", ("sanitizer-kmajor-h200-2026-11-27.json",), _SAN_CMD,
+          ("docs/reliability.md", "docs/notes/ffma-fast.md"), note=_SAN_ONLY),
+    Claim("parked-store-ab", "Unaligned stores through shared memory against the scalar "
+          "stores before, same plans (measured choice off): 28 store-heavy problems of the "
+          "judge's distribution (own seed 7373) on an H100 (write-back rolled) and an H200 "
+          "(rolled, unrolled, the committed form), and 48 random affected problems (own seed "
+          "6161, H200)", ("parked-store-ab-h100-2026-11-27.json",
+                          "parked-store-ab-h200-2026-11-27.json"),
+          "PROBS=\"$(cat SET.json)\" OUT=dir python bench/probes/tree_ab.py .base . heavy 0 0 2 "
+          "(.base: git archive 5065f5d; variants as .@SG_PARK=0 on the experiment's tree)",
+          ("docs/notes/ffma-fast.md", "sgemm/kernels/cuda/common.cuh")),
+    Claim("gpu-tests-parked", "GPU tests on the unaligned stores: every tile and small config "
+          "forced on edge shapes, rung 9's edges, every kernel's shapes and layouts, the "
+          "schemes", ("gpu-tests-parked-h200-2026-11-27.log",),
+          "python -m pytest -m gpu tests/gpu/test_unaligned_store_gpu.py "
+          "tests/gpu/test_rung9_edges.py tests/gpu/test_gemm_gpu.py tests/gpu/test_schemes_gpu.py",
+          ("docs/notes/ffma-fast.md",)),
     Claim("occupancy-curve-oos", "An occupancy curve (F at 1-4 blocks an SM and a slower "
           "first wave) against the cost model's knee, each fitted on half of the committed "
           "sweeps' problems and judged on the other half: mean absolute log error and the "
@@ -721,7 +739,8 @@ CLAIMS: tuple[Claim, ...] = (
           "TOOLS=\"memcheck racecheck synccheck initcheck\" CASES_K=tf32x3_wgmma,tf32_wgmma,"
           "tf32x3_wgmma_rs bash scripts/torch_gpu_run.sh cases", ("docs/notes/torch.md",)),
     Claim("sanitizer-latest", "compute-sanitizer, latest run (memcheck, racecheck, synccheck, "
-          "initcheck; rung 13, kmajor, every config and its K split on every edge case): errors",
+          "initcheck; the unaligned stores through shared memory: tile, small, both split-K "
+          "forms of 30_tile.cu, rung 9's configs and `auto`, on every edge case): errors",
           (SANITIZER_LATEST,),
           _SAN_CMD, ("README.md", "docs/reliability.md"), _sanitizer(SANITIZER_LATEST),
           _SAN_ONLY),

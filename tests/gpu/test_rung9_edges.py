@@ -68,8 +68,8 @@ class Buf:
         return self.buf.data.ptr + 4 * self.off
 
 
-def _check(cfg, m, n, k, ta, tb, aligned, beta, batch=1, seed=0):
-    p = TILES[cfg]
+def _check(cfg, m, n, k, ta, tb, aligned, beta, batch=1, seed=0, spec=SPEC):
+    p = spec.configs[cfg]
     rng = np.random.default_rng(seed)
     dev = sgdev.info(0)
     ar, ac = (k, m) if ta else (m, k)
@@ -95,9 +95,9 @@ def _check(cfg, m, n, k, ta, tb, aligned, beta, batch=1, seed=0):
                    stride_a=sa if batch > 1 else 0, stride_b=0,
                    stride_c=sc if batch > 1 else 0)
     assert prob.aligned == aligned
-    launcher.run(SPEC, p, prob, dev, 0)   # the legacy stream, ordered after the fills
+    launcher.run(spec, p, prob, dev, 0)   # the legacy stream, ordered after the fills
     cp.cuda.Device().synchronize()
-    what = f"{cfg} {m}x{n}x{k} ta={ta} tb={tb} aligned={aligned} beta={beta} batch={batch}"
+    what = f"{spec.name}@{cfg} {m}x{n}x{k} ta={ta} tb={tb} aligned={aligned} beta={beta} batch={batch}"
     for b in range(batch):
         opa = A.mat(b).T if ta else A.mat(b)
         opb = B.mat(0).T if tb else B.mat(0)

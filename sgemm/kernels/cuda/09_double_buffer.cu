@@ -230,10 +230,24 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
     // Unguarded tiles may have been shifted back inside C (see the dispatch):
     // they write only the rows/columns from the block's own start on.
     const TT tt(threadIdx.x);
-    store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, EDGE, !EDGE && ROOMY>(
-        acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, SGEMM_EPI,
-        (int)blockIdx.x * BM,
-        (int)blockIdx.y * BN);
+    constexpr bool OWN = !EDGE && ROOMY;
+    const int mlo = (int)blockIdx.x * BM, nlo = (int)blockIdx.y * BN;
+    if constexpr (ALIGNED) {
+        store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, EDGE, OWN>(
+            acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, SGEMM_EPI, mlo, nlo);
+    } else {
+        // Unaligned C: through the stages' smem, lanes along m (common.cuh,
+        // store_parked), once every warp is done reading them.
+        static_assert(THREADS * TM <= 2 * BK * (BM + 4), "a warp parks 32 * TM floats in As");
+        const int warp = threadIdx.x >> 5;
+        __syncthreads();
+        store_parked<TM, TN, TT::WTM, ROOMY ? TM : 1>(acc, &As[0][0] + warp * 32 * TM, C, ldc,
+                                      bm0 + (warp % (BM / WM)) * WM, bn0 + (warp / (BM / WM)) * WN,
+                                      M, N, alpha, beta, mlo, nlo);
+        if (SGEMM_EPI.code)
+            epi_tile<TM, TN, TT::SA, TT::SB, ALIGNED, EDGE, OWN>(
+                C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, SGEMM_EPI, mlo, nlo);
+    }
 }
 
 // Interior blocks take the unguarded instantiation.  So do blocks on the

@@ -285,28 +285,46 @@ struct Tile {
         n = bj + (tw / WARPS_M) * WN + (tl / LM) * 4 + jt * SB + v;
     }
 
+    // Unaligned C goes out through shared memory (store below), which the
+    // main loop's stages held: every thread of the block passes this barrier
+    // before any k-group returns.  Aligned C needs nothing.
+    static constexpr int PARK = WM * LN;                       // floats a warp parks per pass
+    static_assert(ALIGNED || NT * TM <= STAGES * (ATILE + BTILE),
+                  "unaligned stores park WM x LN floats a warp in the stages' smem");
+    __device__ __forceinline__ void before_store() const {
+        if constexpr (!ALIGNED) __syncthreads();
+    }
+
     // C <- alpha * acc + beta * C for this thread's rows m0 + it*SA + u
     // (u < 4) and columns n0 + jt*SB + v, then ep's bias and activation in a
-    // rolled second pass (common.cuh, epi_pass4); k-group 0 threads only.
+    // rolled second pass (common.cuh, epi_pass4); k-group 0 threads only,
+    // after before_store().  Aligned: float4 stores from registers;
+    // unaligned: through smem, lanes along m (common.cuh, store_parked).
     __device__ __forceinline__ void store(const float (&acc)[TM][TN], float* C, long long ldc,
                                           int M, int N, float alpha, float beta,
-                                          sg::Epi ep) const {
+                                          sg::Epi ep, float* smem) const {
         const int m0 = bi + aoff, n0 = bj + boff;
+        if constexpr (ALIGNED) {
 #pragma unroll
-        for (int jt = 0; jt < TN / 4; ++jt)
+            for (int jt = 0; jt < TN / 4; ++jt)
 #pragma unroll
-            for (int v = 0; v < 4; ++v) {
-                const int n = n0 + jt * SB + v;
-                if (n >= N) continue;
-                float* col = C + (long long)n * ldc;
+                for (int v = 0; v < 4; ++v) {
+                    const int n = n0 + jt * SB + v;
+                    if (n >= N) continue;
+                    float* col = C + (long long)n * ldc;
 #pragma unroll
-                for (int it = 0; it < TM / 4; ++it) {
-                    const int i = 4 * it, j = 4 * jt + v;
-                    sg::store4<ALIGNED>(col, m0 + it * SA, M,
-                                    make_float4(acc[i][j], acc[i + 1][j], acc[i + 2][j],
-                                                acc[i + 3][j]), alpha, beta);
+                    for (int it = 0; it < TM / 4; ++it) {
+                        const int i = 4 * it, j = 4 * jt + v;
+                        sg::store4<ALIGNED>(col, m0 + it * SA, M,
+                                        make_float4(acc[i][j], acc[i + 1][j], acc[i + 2][j],
+                                                    acc[i + 3][j]), alpha, beta);
+                    }
                 }
-            }
+        } else {
+            sg::store_parked<TM, TN, LM>(acc, smem + wmn * PARK, C, ldc,
+                                         bi + (wmn % WARPS_M) * WM, bj + (wmn / WARPS_M) * WN,
+                                         M, N, alpha, beta);
+        }
         if (!ep.code) return;
 #pragma unroll 1
         for (int jt = 0; jt < TN / 4; ++jt)
@@ -335,6 +353,7 @@ sgemm_tile(SGEMM_PARAMS) {
     const s30::Tile<BM, BN, BK, WM, WN, TM, TN, THREADS, STAGES, TA, TB, ALIGNED> tile;
     float acc[TM][TN];
     tile.accumulate(A, lda, B, ldb, M, N, K, smem, acc);
+    tile.before_store();
     if (tile.kg > 0) return;
-    tile.store(acc, C, ldc, M, N, alpha, beta, SGEMM_EPI);
+    tile.store(acc, C, ldc, M, N, alpha, beta, SGEMM_EPI, smem);
 }

@@ -62,8 +62,9 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
     tile.accumulate(A, lda, B, ldb, M, N, KL, smem, acc);
 
     if (S == 1) {       // not split: the ordinary epilogue, straight from registers
+        tile.before_store();
         if (kg > 0) return;
-        tile.store(acc, C, ldc, M, N, alpha, beta, SGEMM_EPI);
+        tile.store(acc, C, ldc, M, N, alpha, beta, SGEMM_EPI, smem);
         return;
     }
 

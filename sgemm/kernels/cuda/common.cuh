@@ -273,6 +273,54 @@ __device__ __forceinline__ void store4(float* col, int m, int M, float4 v, float
     }
 }
 
+// C <- alpha * acc + beta * C for a warp tile held as 4x4 sub-tiles, when C
+// is not 16-byte aligned (ldc % 4 != 0 or an odd pointer).  Thread tiles lie
+// as in rungs 8-9 and 30_tile.cu: lane (l % LM, l / LM) holds rows
+// (l % LM) * 4 + it * 4 * LM + u and columns (l / LM) * 4 + jt * 4 * LN + v of
+// the warp's WM x WN tile at (mw, nw).  Stored from registers, each float4
+// group would leave as four scalars 16 bytes apart, so a warp store fills a
+// quarter of each sector it touches.  Instead, for each column group (jt, v),
+// the warp parks its WM x LN piece in `park` (WM * LN floats of its own,
+// 16-byte aligned) and writes it back with its lanes along m: 32 consecutive
+// floats of one column per store.  Only rows in [mlo, M) and columns in
+// [nlo, N) are written (rung 9's shifted edge tiles own part of theirs).
+// UNROLL: the write-back's loads from park all issue before its stores when
+// unrolled (rolled, each store waited on its load: 0.78-0.87x the scalar
+// stores on batched 64x64 tiles, H200); configs at their register cap pass
+// less (rung 9's medium spilled 16 bytes unrolled).
+// Measured (H200, same plans, bench/results/parked-store-ab-h200-2026-11-27.json):
+// 1.12x the scalar stores in geometric mean over 28 store-heavy problems of
+// the judge's distribution (0.88-2.16x; batched 64x64 tiles lose 7-12 %).
+template <int TM, int TN, int LM, int UNROLL = TM>
+__device__ __forceinline__ void store_parked(const float (&acc)[TM][TN], float* park,
+                                             float* C, long long ldc, int mw, int nw, int M,
+                                             int N, float alpha, float beta, int mlo = 0,
+                                             int nlo = 0) {
+    constexpr int LN = 32 / LM, WM = LM * TM, SA = 4 * LM, SB = 4 * LN;
+    const int lane = threadIdx.x & 31;
+    float* mine = park + (lane / LM) * WM + (lane % LM) * 4;
+#pragma unroll
+    for (int jt = 0; jt < TN / 4; ++jt)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            const int j = 4 * jt + v;
+#pragma unroll
+            for (int it = 0; it < TM / 4; ++it)
+                *reinterpret_cast<float4*>(mine + it * SA) =
+                    make_float4(acc[4 * it][j], acc[4 * it + 1][j], acc[4 * it + 2][j],
+                                acc[4 * it + 3][j]);
+            __syncwarp();
+#pragma unroll UNROLL
+            for (int s = 0; s < TM; ++s) {
+                const int e = 32 * s + lane;
+                const int m = mw + e % WM, n = nw + (e / WM) * 4 + jt * SB + v;
+                if (m >= mlo && m < M && n >= nlo && n < N)
+                    store_c(C, (long long)n * ldc + m, park[e], alpha, beta);
+            }
+            __syncwarp();
+        }
+}
+
 // 16-byte vector load / store helpers (caller guarantees alignment).
 __device__ __forceinline__ float4 ld4(const float* p) {
     return *reinterpret_cast<const float4*>(p);
