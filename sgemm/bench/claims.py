@@ -341,6 +341,11 @@ CLAIMS: tuple[Claim, ...] = (
           "FP32 geometric mean", ("judge-untuned-h200-2026-11-27.json",),
           "SGEMM_TUNED=0 python judge.py --no-eager", ("README.md",),
           _judge(("judge-untuned-h200-2026-11-27.json",), "ieee", "geomean")),
+    Claim("judge-h100-parked", "The same scorecard on an H100 on the tree with the unaligned "
+          "stores through shared memory (349afcf): three fresh judges", tuple(
+              f"judge-h100-2026-11-27-{s}.json" for s in "jkl"),
+          "bash scripts/gpu_session.sh prebuild judge judge judge",
+          ("docs/notes/dispatch.md", "docs/notes/first-call.md")),
     Claim("judge-h100-rung9", "The same scorecard on an H100 on the tree before rung 13 "
           "(a51ef9e): three fresh judges, the model alone, the public suite",
           JUDGE_H100_RUNG9 + ("judge-untuned-h100-2026-11-27.json", "suite-h100-2026-11-27-b.json",
