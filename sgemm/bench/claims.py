@@ -346,6 +346,11 @@ CLAIMS: tuple[Claim, ...] = (
               f"judge-h100-2026-11-27-{s}.json" for s in "jkl"),
           "bash scripts/gpu_session.sh prebuild judge judge judge",
           ("docs/notes/dispatch.md", "docs/notes/first-call.md")),
+    Claim("import-bundle-h100", "On the H100 machine with the bundle built: the build's "
+          "summary, `import sgemm` three times, the GPU bundle tests (bundled and NVRTC "
+          "cubins give bit-identical results)", ("import-bundle-h100-2026-11-27.log",),
+          "python -m sgemm.build --arch sm_90a; python -c 'import sgemm'; python -m pytest -m "
+          "gpu tests/gpu/test_bundle_gpu.py", ("docs/notes/first-call.md",)),
     Claim("judge-h100-rung9", "The same scorecard on an H100 on the tree before rung 13 "
           "(a51ef9e): three fresh judges, the model alone, the public suite",
           JUDGE_H100_RUNG9 + ("judge-untuned-h100-2026-11-27.json", "suite-h100-2026-11-27-b.json",
