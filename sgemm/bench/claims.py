@@ -257,6 +257,14 @@ _TC_CMD = "python scripts/tc_check.py"
 _DIST_CMD = "EXTRA_PRECISION=tf32x3 bash scripts/gpu_distributed.sh"
 _SAN_CMD = "bash scripts/gpu_session.sh sanitize"
 _SAN_ONLY = "SANITIZE_ARGS=\"--only KERNEL,...\" narrowed it to the kernels listed"
+
+
+def _san_claim(key: str, text: str, name: str, notes: str) -> "Claim":
+    """A compute-sanitizer run narrowed to the kernels it checks, cited in
+    docs/reliability.md and the worklog that changed them."""
+    return Claim(key, text, (name,), _SAN_CMD, ("docs/reliability.md", notes), note=_SAN_ONLY)
+
+
 _FFMA = "`precision=\"ieee\"` (FP32 FFMA)"
 _TC = "`precision=\"tf32x3\"` (3xTF32 on tensor cores)"
 
@@ -447,9 +455,9 @@ CLAIMS: tuple[Claim, ...] = (
           ("small-k-sweep-h100-2026-11-27.json",),
           "OUT=dir python bench/probes/small_k_sweep.py 48 3901 110; python -m sgemm.calibrate "
           "--sweep SWEEP --device h100", ("docs/notes/dispatch.md", "sgemm/data")),
-    Claim("sanitizer-small-k", "compute-sanitizer on small_k, the short-K kernel, forced on "
-          "every edge case", ("sanitizer-small-k-h100-2026-11-27.json",), _SAN_CMD,
-          ("docs/reliability.md", "docs/notes/dispatch.md"), note=_SAN_ONLY),
+    _san_claim("sanitizer-small-k", "compute-sanitizer on small_k, the short-K kernel, forced "
+               "on every edge case", "sanitizer-small-k-h100-2026-11-27.json",
+               "docs/notes/dispatch.md"),
     Claim("kmajor-ab", "Rung 13 (kmajor) against rung 9 tile for tile (rect, rect_t, small, "
           "medium) at split 1 and the planner's split, on 14 named rows and 6 drawn from "
           "calibrate's distribution, beside cuBLAS and the plan picked before rung 13 "
@@ -468,9 +476,9 @@ CLAIMS: tuple[Claim, ...] = (
           "PROBS=\"$(python bench/probes/kmajor_affected.py 300 7171)\" SGEMM_AUTOTUNE=1 "
           "OUT=dir python bench/probes/tree_ab.py .base . mixed 0 0 2 (.base: git archive "
           "a51ef9e, both trees' bundles built)", ("docs/notes/ffma-fast.md",)),
-    Claim("sanitizer-kmajor", "compute-sanitizer on rung 13 (kmajor), every config and its K "
-          "split on every edge case", ("sanitizer-kmajor-h200-2026-11-27.json",), _SAN_CMD,
-          ("docs/reliability.md", "docs/notes/ffma-fast.md"), note=_SAN_ONLY),
+    _san_claim("sanitizer-kmajor", "compute-sanitizer on rung 13 (kmajor), every config and "
+               "its K split on every edge case", "sanitizer-kmajor-h200-2026-11-27.json",
+               "docs/notes/ffma-fast.md"),
     Claim("parked-store-ab", "Unaligned stores through shared memory against the scalar "
           "stores before, same plans (measured choice off): 28 store-heavy problems of the "
           "judge's distribution (own seed 7373) on an H100 (write-back rolled) and an H200 "
@@ -486,10 +494,10 @@ CLAIMS: tuple[Claim, ...] = (
           "regret of the predicted-fastest candidate (CPU, no GPU)",
           ("occupancy-curve-cpu-2026-11-27.log",),
           "python bench/probes/occupancy_curve.py", ("docs/notes/dispatch.md",)),
-    Claim("sanitizer-db-ragged", "compute-sanitizer on rung 9's split-K with the shorter last "
-          "slice in the full slices' launch, four configs, K off the slice unit",
-          ("sanitizer-db-ragged-h100-2026-11-27.json",), _SAN_CMD,
-          ("docs/reliability.md", "docs/notes/dispatch.md"), note=_SAN_ONLY),
+    _san_claim("sanitizer-db-ragged", "compute-sanitizer on rung 9's split-K with the shorter "
+               "last slice in the full slices' launch, four configs, K off the slice unit",
+               "sanitizer-db-ragged-h100-2026-11-27.json",
+               "docs/notes/dispatch.md"),
     Claim("gpu-tests-small-k", "GPU tests that force small_k (schemes, every-kernel, epilogue, "
           "determinism)", ("gpu-tests-small-k-h100-2026-11-27.log",),
           "python3 -m pytest -q -m gpu tests/gpu/test_schemes_gpu.py tests/gpu/test_gemm_gpu.py "
@@ -752,13 +760,14 @@ CLAIMS: tuple[Claim, ...] = (
           (SANITIZER_LATEST,),
           _SAN_CMD, ("README.md", "docs/reliability.md"), _sanitizer(SANITIZER_LATEST),
           _SAN_ONLY),
-    Claim("sanitizer-db-edge-unroll", "compute-sanitizer on rung 9's configs and the cluster "
-          "kernel on every edge case (the guarded loop fully unrolled), and `auto`",
-          ("sanitizer-db-edge-unroll-h100-2026-11-26.json",), _SAN_CMD,
-          ("docs/reliability.md", "docs/notes/dispatch.md"), note=_SAN_ONLY),
-    Claim("sanitizer-bn64", "compute-sanitizer on tf32x3_wgmma_rs's BN=64 configs, gemv's K "
-          "split and `auto` for FP32 and tf32x3", ("sanitizer-bn64-gemv-split-h100-2026-11-26.json",),
-          _SAN_CMD, ("docs/reliability.md", "docs/notes/dispatch.md"), note=_SAN_ONLY),
+    _san_claim("sanitizer-db-edge-unroll", "compute-sanitizer on rung 9's configs and the "
+               "cluster kernel on every edge case (the guarded loop fully unrolled), and `auto`",
+               "sanitizer-db-edge-unroll-h100-2026-11-26.json",
+               "docs/notes/dispatch.md"),
+    _san_claim("sanitizer-bn64", "compute-sanitizer on tf32x3_wgmma_rs's BN=64 configs, gemv's "
+               "K split and `auto` for FP32 and tf32x3",
+               "sanitizer-bn64-gemv-split-h100-2026-11-26.json",
+               "docs/notes/dispatch.md"),
     Claim("sanitizer-splitk-reduce", "compute-sanitizer on the split-K reduction rewrite, "
           "gemv's blocks and `auto`", ("sanitizer-splitk-reduce-h100-2026-11-25.json",),
           _SAN_CMD, ("docs/reliability.md",), note=_SAN_ONLY),
