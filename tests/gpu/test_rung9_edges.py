@@ -97,7 +97,8 @@ def _check(cfg, m, n, k, ta, tb, aligned, beta, batch=1, seed=0, spec=SPEC):
     assert prob.aligned == aligned
     launcher.run(spec, p, prob, dev, 0)   # the legacy stream, ordered after the fills
     cp.cuda.Device().synchronize()
-    what = f"{spec.name}@{cfg} {m}x{n}x{k} ta={ta} tb={tb} aligned={aligned} beta={beta} batch={batch}"
+    what = (f"{spec.name}@{cfg} {m}x{n}x{k} ta={ta} tb={tb} aligned={aligned} beta={beta} "
+            f"batch={batch}")
     for b in range(batch):
         opa = A.mat(b).T if ta else A.mat(b)
         opb = B.mat(0).T if tb else B.mat(0)

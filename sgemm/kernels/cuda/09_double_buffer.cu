@@ -241,9 +241,9 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
         static_assert(THREADS * TM <= 2 * BK * (BM + 4), "a warp parks 32 * TM floats in As");
         const int warp = threadIdx.x >> 5;
         __syncthreads();
-        store_parked<TM, TN, TT::WTM, ROOMY ? TM : 1>(acc, &As[0][0] + warp * 32 * TM, C, ldc,
-                                      bm0 + (warp % (BM / WM)) * WM, bn0 + (warp / (BM / WM)) * WN,
-                                      M, N, alpha, beta, mlo, nlo);
+        store_parked<TM, TN, TT::WTM, ROOMY ? TM : 1>(
+            acc, &As[0][0] + warp * 32 * TM, C, ldc, bm0 + (warp % (BM / WM)) * WM,
+            bn0 + (warp / (BM / WM)) * WN, M, N, alpha, beta, mlo, nlo);
         if (SGEMM_EPI.code)
             epi_tile<TM, TN, TT::SA, TT::SB, ALIGNED, EDGE, OWN>(
                 C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, SGEMM_EPI, mlo, nlo);

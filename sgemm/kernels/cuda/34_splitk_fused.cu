@@ -61,7 +61,7 @@ sgemm_splitk_fused(SGEMM_PARAMS, float* __restrict__ W, unsigned* __restrict__ c
     float acc[TM][TN];
     tile.accumulate(A, lda, B, ldb, M, N, KL, smem, acc);
 
-    if (S == 1) {       // not split: the ordinary epilogue, straight from registers
+    if (S == 1) {       // not split: 30_tile.cu's own store
         tile.before_store();
         if (kg > 0) return;
         tile.store(acc, C, ldc, M, N, alpha, beta, SGEMM_EPI, smem);
