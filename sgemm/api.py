@@ -4,6 +4,8 @@ checks, layout and kernel choice happen there, before any launch) and
 executes it once; later calls relaunch the stored launches."""
 from __future__ import annotations
 
+from time import perf_counter as _clock
+
 from . import plan_cache
 from .arrays import describe
 from .errors import ArgumentError
@@ -91,6 +93,7 @@ def matmul(a, b, *, kernel="auto", precision=None, stream=None, bias=None, activ
 
 def _matmul_uncached(a, b, kernel, precision, stream, bias=None, activation=None):
     """matmul's full path: (plan, result)."""
+    since = _clock()
     A, B = describe(a, "a"), describe(b, "b")
     if A.ndim == 0 or B.ndim == 0:
         raise ArgumentError("matmul: a and b must have at least 1 dimension "
@@ -100,7 +103,8 @@ def _matmul_uncached(a, b, kernel, precision, stream, bias=None, activation=None
     nd = max(A.ndim, B.ndim, 2)
     with plan_cache.workspace_for(a):
         p = Plan(a2, b2, None, kernel=kernel, precision=precision, stream=stream, bias=bias,
-                 activation=activation, _ndims=tuple(range(2, nd + 1)), _what="matmul")
+                 activation=activation, _ndims=tuple(range(2, nd + 1)), _what="matmul",
+                 _since=since)
     out = p.execute()
     if A.ndim == 1 and B.ndim == 1:
         return p, out[..., 0, 0]

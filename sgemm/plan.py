@@ -11,6 +11,7 @@ wrappers that build a plan and execute it once.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -26,11 +27,12 @@ from .launches import direct_launches, epilogue_launches, scheme_for, scheme_lau
 from .runtime import launcher
 
 def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None = None,
-            stream: int | None = None):
+            stream: int | None = None, since: float | None = None):
     """Kernel choice and launches for canonical problems of one shape.
     ``stream``: the handle the plan will run on, where the choice may be
-    measured (measure.py; kernel="auto" only).  Returns (spec, params,
-    scheme, launches)."""
+    measured (measure.py; kernel="auto" only); ``since``: when the call
+    building the plan began (``time.perf_counter()``), which bounds that
+    measuring.  Returns (spec, params, scheme, launches)."""
     from . import dispatch
     if not problems:
         return None, None, "empty", []
@@ -51,7 +53,8 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
     if auto and stream is not None:
         from . import measure
         measure.settle(problems, dev, prec, stream,
-                       lambda ps, spec, params: recipe(ps, dev, spec, params, prec)[3])
+                       lambda ps, spec, params: recipe(ps, dev, spec, params, prec)[3],
+                       since=since)
     spec, params, _ = dispatch.select(first, dev, kernel, precision)
     why = spec.can_implement(params, dev.smem_optin)
     if why:
@@ -121,7 +124,8 @@ class Plan:
 
     def __init__(self, a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
                  kernel="auto", precision=None, stream=None, bias=None, activation=None,
-                 _ndims=(2,), _what="gemm"):
+                 _ndims=(2,), _what="gemm", _since=None):
+        since = time.perf_counter() if _since is None else _since
         act = V.activation(activation)
         alpha = V.scalar("alpha", alpha)
         beta = V.scalar("beta", beta)
@@ -209,7 +213,8 @@ class Plan:
         self.problems = problems
         (self.kernel, self.params, self.scheme,
          self.launches) = prepare(problems, self.device, kernel, precision,
-                                  self._stream_handle() if kernel in (None, "auto") else None)
+                                  self._stream_handle() if kernel in (None, "auto") else None,
+                                  since=since)
 
     def _stream_handle(self) -> int:
         """The handle execute() launches on by default (where a choice is measured)."""

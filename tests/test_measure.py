@@ -206,7 +206,7 @@ def test_reps_fill_a_batch_and_stay_bounded():
 
 def test_prepare_measures_only_automatic_choices_on_a_stream(monkeypatch):
     got = []
-    monkeypatch.setattr(measure, "settle", lambda ps, dev, prec, stream, build: got.append(
+    monkeypatch.setattr(measure, "settle", lambda ps, dev, prec, stream, build, since=None: got.append(
         (prec, stream)))
     monkeypatch.setattr(plan, "recipe", lambda ps, dev, spec, params, pack_for=None: (
         spec, params, "direct", []))
@@ -225,17 +225,75 @@ def test_a_choice_measured_with_packing_forced_is_not_reused_without(monkeypatch
     assert dispatch.shape_key(DEEP, "ieee") != k_forced
 
 
-def test_no_candidate_starts_past_the_wall_budget(monkeypatch):
-    """Measuring stops starting candidates once WALL_S of host time is
-    spent (module loads and workspaces cost more than the launches): the
-    untimed ones cannot be chosen, and the count timed is recorded."""
-    monkeypatch.setattr(measure, "WALL_S", 0.0)
+def test_a_candidate_starts_only_where_its_estimated_cost_fits(monkeypatch):
+    """A candidate is timed only if its estimate (predicted GPU time of the
+    warm-up and batches, plus LOAD_S for its modules and workspace) ends
+    inside WALL_S: the untimed ones cannot be chosen, and the count timed is
+    recorded."""
     calls = []
     short = measure.shortlist(DEEP, H100, "ieee")
-    assert len(short) >= 2
-    fast = {name(short[1]): 1e-9}       # the runner-up would win if it were timed
-    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by(fast, 1e-3, calls))
-    assert len(calls) == 1
+    assert len(short) >= 3
+    two = measure.cost_s(short[0]) + measure.cost_s(short[1])
+    monkeypatch.setattr(measure, "WALL_S", two + 0.5 * measure.cost_s(short[2]))
+    clock = [100.0]                     # host time, advanced by each timing as estimated
+    monkeypatch.setattr(measure, "time", type("T", (), {"perf_counter": lambda: clock[0]}))
+    cost = {name(c): measure.cost_s(c) for c in short}
+    fast = {name(short[2]): 1e-9}       # the third would win if it were timed
+    timed = timed_by(fast, 1e-3, calls)
+
+    def time_fn(launches, reps):
+        clock[0] += cost[launches[0]]
+        return timed(launches, reps)
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), time_fn)
+    assert [k for k, _ in calls] == [name(c) for c in short[:2]]
     assert chosen(DEEP) == name(short[0])
-    entry = saved(measure._path(H100))[0]
-    assert entry["timed"] == 1
+    assert saved(measure._path(H100))[0]["timed"] == 2
+
+
+def test_a_candidate_slower_than_its_estimate_stops_the_next(monkeypatch):
+    """Where a candidate's real cost exceeded its estimate (a large workspace,
+    a slow module load), the next one is expected to cost as much."""
+    calls = []
+    short = measure.shortlist(DEEP, H100, "ieee")
+    assert len(short) >= 3
+    clock = [100.0]
+    monkeypatch.setattr(measure, "time", type("T", (), {"perf_counter": lambda: clock[0]}))
+    monkeypatch.setattr(measure, "WALL_S", 1.0)
+    timed = timed_by({}, 1e-3, calls)
+
+    def time_fn(launches, reps):        # the second candidate takes 0.6 s of the 1 s
+        clock[0] += 0.6 if len(calls) == 1 else 1e-3
+        return timed(launches, reps)
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), time_fn)
+    assert len(calls) == 2
+
+
+def test_a_call_without_time_left_measures_nothing_and_leaves_the_shape_open():
+    """Measuring counts CALL_S from when the call began (a process's first
+    call spends part of it on imports): where the model's pick and one other
+    do not fit, nothing is timed, saved or given up, and a later plan of the
+    shape measures it."""
+    import time
+    short = measure.shortlist(DEEP, H100, "ieee")
+    fast = {name(short[1]): 1e-9}
+
+    def never(launches, reps):
+        raise AssertionError("no time left: nothing may be timed")
+    late = time.perf_counter() - measure.CALL_S + 0.5 * measure.cost_s(short[0])
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), never, since=late)
+    assert chosen(DEEP) == name(short[0])
+    assert not measure._path(H100).exists()
+    calls = []
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), timed_by(fast, 1e-3, calls),
+                   since=time.perf_counter())
+    assert calls and chosen(DEEP) == name(short[1])
+
+
+def test_prepare_passes_when_the_call_began_to_the_measuring(monkeypatch):
+    got = []
+    monkeypatch.setattr(measure, "settle", lambda ps, dev, prec, stream, build, since=None:
+                        got.append(since))
+    monkeypatch.setattr(plan, "recipe", lambda ps, dev, spec, params, pack_for=None: (
+        spec, params, "direct", []))
+    plan.prepare([DEEP], H100, "auto", "ieee", stream=7, since=12.5)
+    assert got == [12.5]

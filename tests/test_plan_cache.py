@@ -244,7 +244,7 @@ calls = {"prepare": 0, "launch": 0, "streams": []}
 WORKSPACE = [False]
 
 
-def fake_prepare(problems, dev, kernel="auto", precision=None, stream=None):
+def fake_prepare(problems, dev, kernel="auto", precision=None, stream=None, since=None):
     calls["prepare"] += 1
     out = []
     ws = object() if WORKSPACE[0] else None

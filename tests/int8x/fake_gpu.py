@@ -363,7 +363,7 @@ class _Launch(types.SimpleNamespace):
     pass
 
 
-def prepare(problems, dev, kernel="auto", precision=None, stream=None):
+def prepare(problems, dev, kernel="auto", precision=None, stream=None, since=None):
     LOG.append(("prepare", precision))
     out = []
     for p in problems:
