@@ -12,7 +12,11 @@ call ended by a synchronize (what the judge and ``python -m
 sgemm.torch.bench`` report; on a small problem it is the GPU's time when
 the kernel is slower than the host), and ``host_us``, the time spent inside
 the calls only (their return is the launch's return: the GPU waits for
-nothing here, so this is the host path alone).  Ratios are against
+nothing here, so this is the host path alone -- unless the GPU falls so far
+behind that a launch waits for room in its queue, as at 8x4096x4096 where
+the rows' wall times are 34-57 us); ``idle_us`` is the time inside 200
+calls each made on an idle GPU (a synchronize after each, untimed): the
+host path alone at every size, the eager overhead the targets name.  Ratios are against
 torch.matmul (F.linear for the linear rows) on the same tensors.
 The plan cache's hit/bypass counts are reported: a row that bypasses
 measures the uncached path, not the cached one.
@@ -39,12 +43,14 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SIZES = [(64, 64, 64), (32, 768, 768), (8, 4096, 4096)]      # (rows, in, out): m, k, n
 
 
-def timed(f, sync, n=400, samples=5, warmup=30):
-    """(wall_us, host_us): medians over samples of back-to-back calls."""
+def timed(f, sync, n=400, samples=5, warmup=30, n_idle=200):
+    """(wall_us, host_us, idle_us): medians over samples of back-to-back
+    calls, and of calls each made with the GPU idle (a synchronize after
+    each, outside the timing)."""
     for _ in range(warmup):
         f()
     sync()
-    wall, host = [], []
+    wall, host, idle = [], [], []
     clock = time.perf_counter
     for _ in range(samples):
         inside = 0.0
@@ -56,7 +62,14 @@ def timed(f, sync, n=400, samples=5, warmup=30):
         sync()
         wall.append((clock() - t0) / n * 1e6)
         host.append(inside / n * 1e6)
-    return statistics.median(wall), statistics.median(host)
+        inside = 0.0
+        for _ in range(n_idle):
+            t = clock()
+            f()
+            inside += clock() - t
+            sync()
+        idle.append(inside / n_idle * 1e6)
+    return statistics.median(wall), statistics.median(host), statistics.median(idle)
 
 
 def rows(torch, sgemm, st, m, k, n, prec, device):
@@ -112,13 +125,14 @@ def gpu(precisions) -> dict:
     for prec in precisions:
         for m, k, n in SIZES:
             before = dict(plan_cache.stats)
-            wall, host = {}, {}
+            wall, host, idle = {}, {}, {}
             for name, f in rows(torch, sgemm, st, m, k, n, prec, "cuda").items():
-                wall[name], host[name] = timed(f, torch.cuda.synchronize)
+                wall[name], host[name], idle[name] = timed(f, torch.cuda.synchronize)
             stats = {s: plan_cache.stats[s] - before[s] for s in before}
             doc["runs"].append({"precision": prec, "m": m, "k": k, "n": n,
-                                "wall_us": wall, "host_us": host, "wall_ratio": ratios(wall),
-                                "host_ratio": ratios(host), "plan_cache": stats})
+                                "wall_us": wall, "host_us": host, "idle_us": idle,
+                                "wall_ratio": ratios(wall), "host_ratio": ratios(host),
+                                "idle_ratio": ratios(idle), "plan_cache": stats})
     return doc
 
 
@@ -336,10 +350,11 @@ def main(argv=None) -> int:
         print(f"\n{doc['device']}: {r['precision']}, m={r['m']} k={r['k']} n={r['n']}, "
               f"plan cache {r['plan_cache']}")
         for name, h in r["host_us"].items():
-            w = r.get("wall_us", {}).get(name)
-            hr, wr = r.get("host_ratio", {}).get(name), r.get("wall_ratio", {}).get(name)
-            print(f"  {name:42s} host {h:7.2f} us" + (f"  wall {w:7.2f} us" if w else "")
-                  + (f"   x{hr:.2f} host, x{wr:.2f} wall" if hr else ""))
+            w, i = r.get("wall_us", {}).get(name), r.get("idle_us", {}).get(name)
+            hr, ir = r.get("host_ratio", {}).get(name), r.get("idle_ratio", {}).get(name)
+            print(f"  {name:42s} host {h:7.2f} us" + (f"  wall {w:7.2f}  idle {i:7.2f} us"
+                                                      if w else "")
+                  + (f"   x{hr:.2f} host, x{ir:.2f} idle" if hr else ""))
     if a.out:
         with open(a.out, "w") as f:
             json.dump(doc, f, indent=1)
