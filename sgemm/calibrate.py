@@ -71,7 +71,7 @@ def _features(pts, dev: DeviceInfo, bw: float, machine: cost.Machine):
         ab, outb = cost.dram_bytes(prob, s, two)
         mem = (ab / bw, outb / bw)
         red = cost.reduction_time(prob, s, bw, machine) if two else 0.0
-        out.append((blocks, flops, cost.resident(spec, p, dev), spec.aligned_for(prob, p), mem, red,
+        out.append((blocks, flops, cost.resident(spec, p, dev), spec.aligned_for(prob), mem, red,
                     t, cost.layout_index(prob)))
     return out
 

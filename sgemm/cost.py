@@ -332,7 +332,7 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     bw = cal.machine.bw_frac * dev.dram_bandwidth_gbs() * 1e9
     clock = dev.clock_khz / cal.clock_khz if cal.clock_khz else 1.0
     peak_sm = dev.fp32_peak_tflops() * 1e12 / dev.sm_count
-    aligned = spec.aligned_for(prob, p)
+    aligned = spec.aligned_for(prob)
     F = (peak_sm * r.peak_frac * clock * (1.0 if aligned else r.unaligned)
          * r.layout[layout_index(prob)])
     blocks, kslice, flops = geometry(spec, p, prob)

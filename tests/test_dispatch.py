@@ -710,30 +710,6 @@ def test_splitk_applies_the_epilogue_once_after_the_sum(monkeypatch, axis, act):
     assert sorted(counts.values()) == [1] * (m * n)
 
 
-def test_gemv_takes_float4_loads_where_its_big_operand_allows_them():
-    """sgemm_gemv's ALIGNED flag widens the big operand's loads only: with
-    the small side m (BM <= 16) that is B, else A; an unaligned C or small
-    operand does not matter, an unaligned big one does (pointer, leading
-    dimension or batch stride), and without params every operand must be
-    aligned, as for the other kernels."""
-    from dataclasses import replace
-    gemv = registry.get("gemv")
-    small_m = gemv.extra["choose"](prob(15, 99, 404))
-    small_n = gemv.extra["choose"](prob(99, 15, 404))
-    assert small_m.BM <= 16 < small_n.BM
-    base = prob(15, 99, 404, batch=3)
-    odd_a = replace(base, a=base.a + 4, lda=15, stride_a=15 * 404)   # A and C unaligned
-    odd_a = replace(odd_a, ldc=15, stride_c=15 * 99)
-    assert not odd_a.aligned and gemv.aligned_for(odd_a, small_m)     # X = B: aligned
-    assert not gemv.aligned_for(odd_a, small_n)                        # X = A: not
-    assert not gemv.aligned_for(odd_a)                                 # no params: every operand
-    assert not gemv.aligned_for(replace(base, b=base.b + 4), small_m)
-    assert not gemv.aligned_for(replace(base, ldb=base.ldb + 1), small_m)
-    assert not gemv.aligned_for(replace(base, stride_b=base.stride_b + 2), small_m)
-    assert gemv.aligned_for(replace(base, stride_b=base.stride_b + 2, batch=1), small_m)
-    assert registry.get("tile").aligned_for(odd_a, small_m) is False   # others: all operands
-
-
 def test_rs_kernel_takes_float4_copies_only_for_whole_chunks():
     """The 3xTF32 RS kernel copies raw A in 16-byte chunks when ALIGNED; a
     partial last chunk would name bytes past the operand, so A's contiguous

@@ -355,6 +355,13 @@ CLAIMS: tuple[Claim, ...] = (
           _judge(("judge-untuned-h100-2026-11-27-b.json",), "ieee", "geomean"),
           note="on the tree before the measured choice's last change (when it stops timing); "
           "the calibration is the final one"),
+    Claim("gemv-x-ab", "A trial: sgemm_gemv's float4 loads where its big operand alone is "
+          "16-byte aligned (the small operand or C not), tree A/B on the 13 of 1500 "
+          "judge-distribution problems (own seed 7272) it changes and two judge rows: slower "
+          "on most, reverted", ("gemv-x-ab-h100-2026-11-27.json",),
+          "on commit 9bb38d1: python bench/probes/gemv_x_affected.py 1500 7272 > probs.json; "
+          "PROBS=\"$(cat probs.json)\" OUT=dir python bench/probes/tree_ab.py OLD_TREE . "
+          "gemvx 0 0 3", ("docs/notes/dispatch.md",)),
     Claim("judge-firstform", "Four fresh judges with the measured choice's first time "
           "bound (35 ms from the call's start, estimates only): one before the store refit, "
           "three after it; their first calls led to the final bound",

@@ -377,27 +377,13 @@ def gemv_chain(prob: Problem, p: TileParams, kslice: int) -> int:
     return math.ceil(kslice / max(1, p.threads // 32))
 
 
-def gemv_x_aligned(prob: Problem, p: TileParams) -> bool:
-    """sgemm_gemv's ALIGNED flag widens the loads of X, the big operand,
-    and nothing else (the small one is staged in shared memory, C is written
-    a float at a time): op(B) when the small side is m (BM <= 16), else
-    op(A).  So the flag needs only X's base, leading dimension and batch
-    stride on 16 bytes; a problem whose small operand or C is unaligned
-    (an odd ldc: 16x50257x1024 NT) still gets float4 loads of X."""
-    if p.BM <= 16:
-        ptr, ld, stride = prob.b, prob.ldb, prob.stride_b
-    else:
-        ptr, ld, stride = prob.a, prob.lda, prob.stride_a
-    return ptr % 16 == 0 and ld % 4 == 0 and (prob.batch == 1 or stride % 4 == 0)
-
-
 GEMV = KernelSpec(
     id=33, name="gemv", source="33_gemv.cu", function="sgemm_gemv",
     title="scheme gemv: m or n <= 16, big operand read once",
     seed="seed 003 notes on tall-skinny shapes",
     template_fields=GEMV_FIELDS, configs=GEMV_CONFIGS, rules=gemv_rules,
     vector_loads=True, static_smem=gemv_smem,
-    extra={"scheme": "gemv", "choose": choose_gemv, "aligned_x": gemv_x_aligned})
+    extra={"scheme": "gemv", "choose": choose_gemv})
 
 
 # ---- a short K on a big output (39_small_k.cu) -------------------------------------

@@ -79,20 +79,12 @@ class KernelSpec(Record):
         self.grid_fn, self.args_fn, self.plain, self.pdl = grid_fn, args_fn, plain, pdl
         self.extra = {} if extra is None else extra
 
-    def aligned_for(self, prob: Problem, p: TileParams | None = None) -> bool:
+    def aligned_for(self, prob: Problem) -> bool:
         """Whether to launch the ALIGNED (float4) instantiation for this
         problem: the spec takes the flag, the operands allow 16-byte access,
-        and the spec's own ``extra["aligned_ok"]`` check (if any) agrees.  A
-        spec whose flag widens the loads of one operand only says which in
-        ``extra["aligned_x"]`` (problem, params -> that operand allows
-        them); without params every operand must, as for the others."""
-        if not self.vector_loads:
-            return False
-        own = self.extra.get("aligned_x")
-        if own is not None and p is not None:
-            return own(prob, p)
+        and the spec's own ``extra["aligned_ok"]`` check (if any) agrees."""
         ok = self.extra.get("aligned_ok")
-        return prob.aligned and (ok is None or ok(prob))
+        return self.vector_loads and prob.aligned and (ok is None or ok(prob))
 
     @property
     def uses_pdl(self) -> bool:

@@ -339,39 +339,3 @@ def test_auto_gemv_splits_k_over_few_blocks(m, n, k, ta, tb, monkeypatch):
     B = hb.T if tb else hb
     ref = A.astype(np.float64) @ B.astype(np.float64)
     assert rel_err(outs[0], ref) < _tol(k)
-
-
-# (m, n, k, ta, tb): the small side m or n, the big operand (a where m > n, else b)
-# k- or row-contiguous, its row pitch a multiple of 4
-GEMV_X_ONLY = [(99, 15, 404, False, False), (15, 100, 404, False, False),
-               (3, 1413, 4036, False, True), (1412, 3, 4036, True, False),
-               (7, 2472, 2048, True, True), (2471, 7, 264, False, False)]
-
-
-@pytest.mark.parametrize("case", GEMV_X_ONLY, ids=lambda c: "x".join(map(str, c[:3])) + (
-    "T" if c[3] else "N") + ("T" if c[4] else "N"))
-@pytest.mark.parametrize("beta", [0.0, 0.5])
-def test_gemv_float4_loads_of_its_big_operand_alone(case, beta):
-    """sgemm_gemv launches its ALIGNED instantiation (float4 loads of the big
-    operand) where that operand is 16-byte aligned and the small operand and
-    C are not (odd pitch and offset): against fp64, NaN-poisoned C with
-    beta == 0, the padding beside C untouched."""
-    m, n, k, ta, tb = case
-    rng = np.random.default_rng(m * n + k)
-    big_is_a = m > n                         # user a is op(A); the big side's operand
-    a = make(cp, rng, (k, m) if ta else (m, k), "C", 0 if big_is_a else 3, 0 if big_is_a else 1)
-    b = make(cp, rng, (n, k) if tb else (k, n), "C", 3 if big_is_a else 0, 1 if big_is_a else 0)
-    base = cp.asarray(rng.standard_normal(m * (n + 1) + 2).astype(np.float32))
-    c = base[1:1 + m * (n + 1)].reshape(m, n + 1)[:, :n]          # odd pitch, offset 1
-    c_in = c.copy()
-    if beta == 0:
-        c[...] = cp.nan
-    ref = ref_gemm(a, b, c_in, 1.25, beta, ta, tb)
-    pad = base[1 + n::n + 1][:m].copy()
-    p = sgemm.plan(a, b, c, alpha=1.25, beta=beta, trans_a=ta, trans_b=tb, kernel="gemv")
-    prob = p.problems[0]
-    assert not prob.aligned and p.kernel.aligned_for(prob, p.params), (prob, p.params)
-    out = p.execute()
-    cp.cuda.Device().synchronize()
-    assert rel_err(out, ref) < _tol(k), (case, p)
-    assert cp.array_equal(base[1 + n::n + 1][:m], pad)
