@@ -236,7 +236,7 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "mno")
+JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "mnopqr")
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
@@ -308,7 +308,7 @@ CLAIMS: tuple[Claim, ...] = (
           ("import-h100-2026-11-26.log",), "/usr/bin/time python -c \"import sgemm\"",
           ("README.md", "docs/first-call.md"), _import_time()),
     Claim("judge-eager-sgemm", "Host cost per call at 64³ in the judge's runs, "
-          "`sgemm.gemm(a, b, c)` (median of the three)", JUDGE, _JUDGE_CMD, ("README.md",),
+          "`sgemm.gemm(a, b, c)` (median of the runs)", JUDGE, _JUDGE_CMD, ("README.md",),
           _judge_eager(JUDGE, "sgemm.gemm(a, b, c)")),
     Claim("judge-eager-torch", "… `torch.matmul(a, b)`, the same runs", JUDGE, _JUDGE_CMD,
           ("README.md",), _judge_eager(JUDGE, "torch.matmul(a, b)")),
