@@ -261,6 +261,13 @@ _SAN_CMD = "bash scripts/gpu_session.sh sanitize"
 _SAN_ONLY = "SANITIZE_ARGS=\"--only KERNEL,...\" narrowed it to the kernels listed"
 
 
+def _judge_set(key: str, text: str, stem: str, seeds: str, cited: tuple) -> "Claim":
+    """Fresh judges run back to back on one tree (files STEM-<seed letter>.json),
+    cited in the worklogs."""
+    return Claim(key, text, tuple(f"{stem}-{s}.json" for s in seeds),
+                 "bash scripts/gpu_session.sh prebuild judge judge judge", cited)
+
+
 def _san_claim(key: str, text: str, name: str, notes: str) -> "Claim":
     """A compute-sanitizer run narrowed to the kernels it checks, cited in
     docs/reliability.md and the worklog that changed them."""
@@ -362,11 +369,10 @@ CLAIMS: tuple[Claim, ...] = (
           "on commit 9bb38d1: python bench/probes/gemv_x_affected.py 1500 7272 > probs.json; "
           "PROBS=\"$(cat probs.json)\" OUT=dir python bench/probes/tree_ab.py OLD_TREE . "
           "gemvx 0 0 3", ("docs/notes/dispatch.md",)),
-    Claim("judge-firstform", "Four fresh judges with the measured choice's first time "
-          "bound (35 ms from the call's start, estimates only): one before the store refit, "
-          "three after it; their first calls led to the final bound",
-          tuple(f"judge-firstform-h100-2026-11-27-{s}.json" for s in "abcd"),
-          "bash scripts/gpu_session.sh prebuild judge judge judge", ("docs/notes/first-call.md",)),
+    _judge_set("judge-firstform", "Four fresh judges with the measured choice's first time "
+               "bound (35 ms from the call's start, estimates only): one before the store "
+               "refit, three after it; their first calls led to the final bound",
+               "judge-firstform-h100-2026-11-27", "abcd", ("docs/notes/first-call.md",)),
     Claim("judge-h200-parked", "The scorecard on an H200 on the tree with the unaligned "
           "stores through shared memory (349afcf), before the store factors were refitted: "
           "three fresh judges, the model alone, the public suite", JUDGE_H200_PARKED + (
@@ -536,11 +542,10 @@ CLAIMS: tuple[Claim, ...] = (
           "python3 -m pytest -q -m gpu tests/gpu/test_schemes_gpu.py tests/gpu/test_gemm_gpu.py "
           "tests/gpu/test_epilogue_gpu.py tests/gpu/test_determinism.py -k small_k",
           ("docs/notes/dispatch.md",)),
-    Claim("judge-ragged-model1", "Three fresh judges with the ragged split-K and its first "
-          "model (the short slice's blocks counted at full depth): the scores, and "
-          "2408x4928x4353 NT taken from rung 9 to the tile kernel by that model",
-          tuple(f"judge-ragged-model1-h100-2026-11-27-{s}.json" for s in "abc"),
-          "bash scripts/gpu_session.sh prebuild judge judge judge", ("docs/notes/dispatch.md",)),
+    _judge_set("judge-ragged-model1", "Three fresh judges with the ragged split-K and its "
+               "first model (the short slice's blocks counted at full depth): the scores, and "
+               "2408x4928x4353 NT taken from rung 9 to the tile kernel by that model",
+               "judge-ragged-model1-h100-2026-11-27", "abc", ("docs/notes/dispatch.md",)),
     Claim("judge-small-k", "Three fresh judges and the model alone on the tree with small_k "
           "(commit 8fcbdfa), before the cost model read compiled registers",
           tuple(f"judge-h100-2026-11-27-{s}.json" for s in "def")
