@@ -369,6 +369,9 @@ CLAIMS: tuple[Claim, ...] = (
           "on commit 9bb38d1: python bench/probes/gemv_x_affected.py 1500 7272 > probs.json; "
           "PROBS=\"$(cat probs.json)\" OUT=dir python bench/probes/tree_ab.py OLD_TREE . "
           "gemvx 0 0 3", ("docs/notes/dispatch.md",)),
+    _judge_set("judge-h200-final", "The final tree on an H200 (the same shipped calibration, "
+               "read as a sibling of its arch): three fresh judges",
+               "judge-h200-2026-11-27", "ghi", ("docs/notes/dispatch.md",)),
     _judge_set("judge-firstform", "Four fresh judges with the measured choice's first time "
                "bound (35 ms from the call's start, estimates only): one before the store "
                "refit, three after it; their first calls led to the final bound",
