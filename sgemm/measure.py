@@ -110,8 +110,7 @@ def shortlist(prob: Problem, dev, precision: str) -> list:
     for c in cands:
         if len(out) == MAX_CANDIDATES or c.predicted > BAND * cands[0].predicted:
             break
-        g = dict(c.parts)["gpu"]
-        cost = g * (1 + 2 * reps_for(g))
+        cost = runs_s(c)
         if out and spent + cost > BUDGET_S:
             break
         out.append(c)
@@ -135,11 +134,15 @@ def reps_for(gpu_s: float) -> int:
     return max(1, min(MAX_REPS, round(BATCH_S / max(gpu_s, 1e-9))))
 
 
-def cost_s(c) -> float:
-    """Host seconds timing candidate c is expected to take: its predicted
-    GPU time for the warm-up and two batches, and LOAD_S."""
+def runs_s(c) -> float:
+    """Predicted GPU seconds of timing candidate c: the warm-up and two batches."""
     g = dict(c.parts)["gpu"]
-    return g * (1 + 2 * reps_for(g)) + LOAD_S
+    return g * (1 + 2 * reps_for(g))
+
+
+def cost_s(c) -> float:
+    """Host seconds timing candidate c is expected to take: runs_s and LOAD_S."""
+    return runs_s(c) + LOAD_S
 
 
 def pick(cands: list, scores: list) -> int:

@@ -206,8 +206,8 @@ def test_reps_fill_a_batch_and_stay_bounded():
 
 def test_prepare_measures_only_automatic_choices_on_a_stream(monkeypatch):
     got = []
-    monkeypatch.setattr(measure, "settle", lambda ps, dev, prec, stream, build, since=None: got.append(
-        (prec, stream)))
+    monkeypatch.setattr(measure, "settle", lambda ps, dev, prec, stream, build, since=None:
+                        got.append((prec, stream)))
     monkeypatch.setattr(plan, "recipe", lambda ps, dev, spec, params, pack_for=None: (
         spec, params, "direct", []))
     plan.prepare([DEEP], H100, "auto", "ieee", stream=7)

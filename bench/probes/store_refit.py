@@ -65,7 +65,7 @@ def draws(seed: int, n: int) -> list:
 def sweep(n: int, seed: int, seconds: float) -> None:
     from sgemm import calibrate
     menu = calibrate._menu
-    calibrate.sample = lambda s, k: draws(s, k)
+    calibrate.sample = draws
     calibrate._menu = lambda prob, dev, keep=6.0: [
         c for c in menu(prob, dev, keep) if c.spec.name in FAMILIES]
     data = calibrate.measure(n, seed, seconds)
@@ -99,7 +99,8 @@ def fit(path: str, write: bool) -> None:
     for key in sorted(groups):
         pts = groups[key]
         if key not in cal.rates or len(pts) < MIN_POINTS:
-            print(f"{key:28s} {len(pts):6d}  (kept: {'no rate' if key not in cal.rates else 'few points'})")
+            why = "no rate" if key not in cal.rates else "few points"
+            print(f"{key:28s} {len(pts):6d}  (kept: {why})")
             continue
         old = cal.rates[key].store
         e0 = err(key, pts, old)

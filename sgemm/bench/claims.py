@@ -105,13 +105,15 @@ def _first_call(name: str, row: str):
 
 def _eager(call: str, base: str):
     """Host cost of a call over its torch counterpart's, 64³ FP32, in the
-    eager probe."""
+    eager probe: timed on an idle GPU where the file has it (idle_us), so
+    no launch waits for room in the queue."""
     def value(ev: Evidence) -> str:
         data = ev.json(EAGER)
         data = data.get("new", data)    # a before/after file: the tree it was made for
         run = next(r for r in data["runs"]
                    if r["precision"] == "ieee" and (r["m"], r["k"], r["n"]) == (64, 64, 64))
-        return _x(run["host_us"][call] / run["host_us"][base])
+        us = run.get("idle_us", run["host_us"])
+        return _x(us[call] / us[base])
     return value
 
 
@@ -649,8 +651,8 @@ CLAIMS: tuple[Claim, ...] = (
           "`sgemm.torch.convert(model, precision=\"tf32x3\")` against PyTorch FP32: speedup",
           TORCH_BENCH, "python -m sgemm.torch.bench", ("README.md", "docs/torch.md"),
           _torch_step(TORCH_BENCH)),
-    Claim("torch-eager", "`sgemm.torch.mm` at 64³, FP32: host cost ÷ `torch.matmul`'s "
-          "(other sizes, precisions and `linear` in the same file)", (EAGER,),
+    Claim("torch-eager", "`sgemm.torch.mm` at 64³, FP32: host cost on an idle GPU ÷ "
+          "`torch.matmul`'s (other sizes, precisions and `linear` in the same file)", (EAGER,),
           "python bench/probes/eager_costs.py --out FILE", ("README.md", "docs/torch.md"),
           _eager("sgemm.torch.mm(a, b)", "torch.matmul(a, b)")),
     Claim("torch-eager-op", "… the operator `torch.ops.sgemm.mm`, the same run", (EAGER,),
@@ -660,6 +662,9 @@ CLAIMS: tuple[Claim, ...] = (
           "it, the same run", (EAGER,), "python bench/probes/eager_costs.py --out FILE",
           ("README.md", "docs/torch.md"),
           _eager("sgemm.torch.mm(a, b), requires_grad", "torch.matmul(a, b), requires_grad")),
+    Claim("autograd-apply-cpu", "The operators' autograd entry as it is against a Function "
+          "with the spec bound, CPU machine", ("autograd-apply-cpu-2026-11-27.log",),
+          "python bench/probes/autograd_apply_cpu.py", ("docs/notes/torch.md",)),
     Claim("torch-eager-h200", "The eager costs on an H200 with linear's bias through the "
           "written-out path, before the probe timed calls on an idle GPU as well",
           ("eager-costs-h200-2026-11-27.json",), "python bench/probes/eager_costs.py --out FILE",
