@@ -706,3 +706,31 @@ def test_apply_keeps_function_apply_on_an_unread_torch():
     assert ops._tested("2.13.0+cu130") and ops._tested("2.4.1")
     assert not ops._tested("2.14.0") and not ops._tested("3.0.0")
     assert not ops._tested("2.3.1") and not ops._tested("nightly")
+
+
+def test_plain_tensors_with_grad_take_the_operators_own_node(direct_on_cpu, monkeypatch):
+    """With a gradient, plain tensors go through the operator's bound node
+    (its C apply, three inputs for mm); an active functorch transform or a
+    wrapped tensor takes _OpFunction through ops.apply instead, with the same
+    values and gradients either way."""
+    from sgemm.torch import ops
+    a, b = _r(5, 3), _r(3, 4)
+    y = torch.ops.sgemm.mm(a, b, "ieee")
+    assert type(y.grad_fn).__name__ == "_mm_nodeBackward"
+    y.sum().backward()
+    ga, gb = a.grad.clone(), b.grad.clone()
+    x, w = _r(6, 3), _r(4, 3)
+    z = torch.ops.sgemm.linear(x, w, None, "ieee", "relu")    # a None tensor input
+    assert type(z.grad_fn).__name__ == "_linear_nodeBackward"
+    routed = []
+    monkeypatch.setattr(ops, "apply", lambda fn, *args: (routed.append(fn), ops._apply_py(fn, *args))[1])
+    for patch in (("_functorch_active", lambda: True), ("_wrapped", lambda t: True)):
+        with monkeypatch.context() as m:
+            m.setattr(ops, *patch)
+            a.grad = b.grad = None
+            y2 = torch.ops.sgemm.mm(a, b, "ieee")
+            assert type(y2.grad_fn).__name__ == "_OpFunctionBackward"
+            y2.sum().backward()
+            torch.testing.assert_close(y2, y)
+            torch.testing.assert_close((a.grad, b.grad), (ga, gb))
+    assert routed == [ops._OpFunction, ops._OpFunction]

@@ -50,32 +50,39 @@ def store_heavy(p) -> bool:
     return out / (out + 2 * p["m"] * p["n"] * p["k"] * p["batch"] / 40e12) > 0.15
 
 
-def draws(seed: int, n: int) -> list:
+def draws(seed: int, n: int, keep=store_heavy) -> list:
+    """n problems of calibrate.draw's distribution (own seed) that ``keep`` selects."""
     from sgemm import calibrate
     r, out = random.Random(seed), []
     names, weights = zip(*calibrate.CATEGORIES)
     while len(out) < n:
         p = calibrate.draw(r, r.choices(names, weights)[0])
         by = 4 * p["batch"] * (p["m"] * p["k"] + p["k"] * p["n"] + 2 * p["m"] * p["n"])
-        if store_heavy(p) and by < calibrate.MAX_BYTES:
+        if keep(p) and by < calibrate.MAX_BYTES:
             out.append(p)
     return out
 
 
-def sweep(n: int, seed: int, seconds: float) -> None:
+def sweep(n: int, seed: int, seconds: float, keep=store_heavy, families=FAMILIES,
+          name: str = "store") -> None:
+    """Time every candidate of ``families`` on n problems ``keep`` selects:
+    $OUT/<name>-sweep.json."""
     from sgemm import calibrate
     menu = calibrate._menu
-    calibrate.sample = draws
+    calibrate.sample = lambda s, k: draws(s, k, keep)
     calibrate._menu = lambda prob, dev, keep=6.0: [
-        c for c in menu(prob, dev, keep) if c.spec.name in FAMILIES]
+        c for c in menu(prob, dev, keep) if c.spec.name in families]
     data = calibrate.measure(n, seed, seconds)
-    data["probe"] = "bench/probes/store_refit.py sweep"
-    out = Path(os.environ.get("OUT", ".")) / "store-sweep.json"
+    data["probe"] = f"bench/probes/{name}_refit.py sweep"
+    out = Path(os.environ.get("OUT", ".")) / f"{name}-sweep.json"
     out.write_text(json.dumps(data))
     print(f"{len(data['rows'])} problems -> {out}")
 
 
-def fit(path: str, write: bool) -> None:
+def fit(path: str, write: bool, field: str = "store", families=FAMILIES, grid=GRID) -> None:
+    """Per config with at least MIN_POINTS unaligned timings in the sweep at
+    ``path``: the value of the rate's ``field`` on ``grid`` with the least mean
+    absolute log error of cost.predict, every other field as shipped."""
     from sgemm import calibrate, cost
     from sgemm.tune import DEVICE_MODELS
     dev = DEVICE_MODELS["h100"]
@@ -84,17 +91,17 @@ def fit(path: str, write: bool) -> None:
     rows = json.loads(Path(path).read_text())["rows"]
     groups = {}
     for prob, spec, p, sec in calibrate.points(rows):
-        if spec.name in FAMILIES and not spec.aligned_for(prob):
+        if spec.name in families and not spec.aligned_for(prob):
             groups.setdefault(cost.config_key(spec, p, prob), []).append((prob, spec, p, sec))
 
-    def err(key, pts, store):
+    def err(key, pts, value):
         r = cal.rates[key]
         trial = cost.Calibration(cal.gpu, cal.machine, {**cal.rates, key: cost.Rate(
-            **{**r.as_dict(), "store": store})}, cal.clock_khz, "trial")
+            **{**r.as_dict(), field: value})}, cal.clock_khz, "trial")
         return sum(abs(math.log(cost.predict(s, q, pb, dev, trial)["total"] / t))
                    for pb, s, q, t in pts) / len(pts)
 
-    print(f"{'config':28s} {'points':>6s} {'store':>11s} {'error':>13s}")
+    print(f"{'config':28s} {'points':>6s} {field:>11s} {'error':>13s}")
     new = {}
     for key in sorted(groups):
         pts = groups[key]
@@ -102,18 +109,20 @@ def fit(path: str, write: bool) -> None:
             why = "no rate" if key not in cal.rates else "few points"
             print(f"{key:28s} {len(pts):6d}  (kept: {why})")
             continue
-        old = cal.rates[key].store
+        old = getattr(cal.rates[key], field)
         e0 = err(key, pts, old)
-        best = min(GRID, key=lambda g: err(key, pts, g))
+        best = min(grid, key=lambda g: err(key, pts, g))
         e1 = err(key, pts, best)
-        new[key] = best
-        print(f"{key:28s} {len(pts):6d} {old:5.2f}->{best:5.2f} {e0:6.3f}->{e1:6.3f}")
+        if e1 < e0:             # the shipped value may lie between grid points
+            new[key] = best
+        print(f"{key:28s} {len(pts):6d} {old:5.2f}->{best:5.2f} {e0:6.3f}->{e1:6.3f}"
+              f"{'' if e1 < e0 else '  (kept: no better on the grid)'}")
     if write:
-        for key, st in new.items():
-            doc["rates"][key]["store"] = st
-        doc["sweeps"].append(f"{path} (store factors of {', '.join(FAMILIES)} only)")
+        for key, v in new.items():
+            doc["rates"][key][field] = v
+        doc["sweeps"].append(f"{path} ({field} factors of {', '.join(families)} only)")
         SHIPPED.write_text(json.dumps(doc, indent=1))
-        print(f"wrote {len(new)} store factors into {SHIPPED}")
+        print(f"wrote {len(new)} {field} factors into {SHIPPED}")
 
 
 def moved(old_path: str, n: int, seed: int) -> None:
