@@ -6,6 +6,13 @@ fp64 on a NaN-poisoned output before it is timed (_gpu.checked_time); the
 model's own plan (measured choice on) is timed as ``auto``.
 
     OUT=dir python bench/probes/forced_cands.py
+    PROBS='[{"m":..,"n":..,"k":..,"ta":..,"tb":..,"batch":..}, ...]' TOP=15 OUT=dir \
+        python bench/probes/forced_cands.py          # other problems, more candidates
+    DRAW=deep-k:14:6464:40000 TOP=16 OUT=dir python bench/probes/forced_cands.py
+
+DRAW=CATEGORY:N:SEED[:MAX_OUTPUTS] draws N problems of one category of the
+judge's distribution (draw() of .judge/judge.py, a copy of
+../shared/tools/judge.py) with this seed, at most MAX_OUTPUTS m x n.
 
 Writes $OUT/forced-cands.json and prints each row's best candidate.
 """
@@ -23,6 +30,21 @@ ROWS = [(360,99,15,404,0,0),(1638,46,21,359,0,0),(1,40,3848,7789,0,0),(1,750,231
         (1,62,8698,11872,0,0),(1,226,307,232699,0,0),(1,642,848,58017,0,1),(1,699,333,72147,0,1),
         (1,478,626,30237,1,1),(1,788,50257,2048,0,1),(1,8,8192,32768,0,1),(16,2048,64,2048,0,0),
         (1,3,1413,4036,0,1),(1,4,3072,768,0,1)]
+if os.environ.get("DRAW"):
+    import random
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".judge"))
+    import judge
+    cat, count, seed, *cap = os.environ["DRAW"].split(":")
+    r, drawn = random.Random(int(seed)), []
+    while len(drawn) < int(count):
+        p = judge.draw(r, cat)
+        if judge.fits(p) and (not cap or p["m"] * p["n"] <= int(cap[0])):
+            drawn.append(p)
+    os.environ["PROBS"] = json.dumps(drawn)
+if os.environ.get("PROBS"):
+    ROWS = [(p["batch"], p["m"], p["n"], p["k"], int(p["ta"]), int(p["tb"]))
+            for p in json.loads(os.environ["PROBS"])]
+TOP = int(os.environ.get("TOP", "10"))
 out = []
 for (b, m, n, k, ta, tb) in ROWS:
     sa = (k, m) if ta else (m, k); sb = (n, k) if tb else (k, n)
@@ -38,7 +60,7 @@ for (b, m, n, k, ta, tb) in ROWS:
     pl = Plan(a, bb, C, trans_a=bool(ta), trans_b=bool(tb), _ndims=(3,) if b > 1 else (2,), _what="gemm_batched" if b > 1 else "gemm")
     probs = pl.problems
     res = []
-    for c in planner.candidates(probs[0], dev, "ieee")[:10]:
+    for c in planner.candidates(probs[0], dev, "ieee")[:TOP]:
         q = c.params
         try:
             err, t = checked_time(tune.launches_for(c.spec, q, probs, dev), C, ref, nr)

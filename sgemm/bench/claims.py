@@ -409,6 +409,11 @@ CLAIMS: tuple[Claim, ...] = (
           "where sgemm lost to cuBLAS in the judges of 2026-11-27 (before the unaligned refit)",
           ("forced-cands-h100-2026-11-27.json",), "OUT=dir python bench/probes/forced_cands.py",
           ("docs/notes/dispatch.md",)),
+    Claim("forced-cands-deepk-small", "The same probe on 14 deep-K problems of the judge's "
+          "distribution with at most 40000 outputs (own seed 6464), sixteen candidates, on the "
+          "final tree", ("forced-cands-deepk-small-h100-2026-11-27.json",),
+          "DRAW=deep-k:14:6464:40000 TOP=16 OUT=dir python bench/probes/forced_cands.py",
+          ("docs/notes/dispatch.md",)),
     _judge_set("judge-store-refit", "Six fresh judges on the tree with the refitted store "
                "factors and the measured choice's time bound (30221ef)",
                "judge-h100-2026-11-27", "mnopqr", ("docs/notes/dispatch.md",
