@@ -14,35 +14,58 @@ clock sampled beside it (nvidia-smi --query-gpu=clocks.sm,power.draw
 Writes $OUT/int8_group.json: per size and group, median and min ms of 9
 launches (three alternating rounds of three) and TOPS (8 x 2 n^3).
 """
-import json, os, statistics, sys
-import cupy as cp
-from sgemm.int8x import device as D
-from sgemm.kernels import utility as U
+import json
+import os
+import statistics
+import sys
 
-out = {}
-spec, p0 = D.gemm_choice("wgmma", None)
-mods = D.constants()
-for s in [int(x) for x in sys.argv[1:]] or [8192, 16384]:
-    n = 8
-    pa = cp.random.randint(-127, 128, (n, s, s), dtype=cp.int8)
-    pb = cp.random.randint(-127, 128, (n, s, s), dtype=cp.int8)
-    ld = D.padded_rows(s)
-    buf = cp.empty((n, s, ld), cp.uint8)
-    groups = [2, 4, 8, 16, 32, 64]
-    ts = {g: [] for g in groups}
+import cupy as cp
+
+from sgemm.int8x import device as D
+
+GROUPS = (2, 4, 8, 16, 32, 64)
+PLANES = 8
+
+
+def time_size(s: int, spec, p0, mods) -> dict:
+    """Median and min ms of 9 launches per group width (three alternating
+    rounds of three, one warm-up launch each), and TOPS."""
+    pa = cp.random.randint(-127, 128, (PLANES, s, s), dtype=cp.int8)
+    pb = cp.random.randint(-127, 128, (PLANES, s, s), dtype=cp.int8)
+    buf = cp.empty((PLANES, s, D.padded_rows(s)), cp.uint8)
+    ts = {g: [] for g in GROUPS}
     e0, e1 = cp.cuda.Event(), cp.cuda.Event()
     for rnd in range(3):
-        for g in (groups if rnd % 2 == 0 else groups[::-1]):
+        for g in (GROUPS if rnd % 2 == 0 else GROUPS[::-1]):
             p = p0.replace(swizzle=g)
-            args = D.int8_gemm_args(p, s, s, s, pa.data.ptr, pb.data.ptr, mods.data.ptr, buf.data.ptr)
-            grid = spec.grid_for(s, s, n, p)
+            args = D.int8_gemm_args(p, s, s, s, pa.data.ptr, pb.data.ptr, mods.data.ptr,
+                                    buf.data.ptr)
+            grid = spec.grid_for(s, s, PLANES, p)
             D._launch(spec, grid, args, p)
             for _ in range(3):
-                e0.record(); D._launch(spec, grid, args, p); e1.record(); e1.synchronize()
+                e0.record()
+                D._launch(spec, grid, args, p)
+                e1.record()
+                e1.synchronize()
                 ts[g].append(cp.cuda.get_elapsed_time(e0, e1))
-    ops = 8 * 2.0 * s ** 3
-    out[s] = {g: dict(ms=statistics.median(v), ms_min=min(v), tops=ops / statistics.median(v) / 1e9) for g, v in ts.items()}
-    print(s, " ".join(f"g{g}: {r['ms']:.2f} ms {r['tops']:.0f} TOPS" for g, r in out[s].items()), flush=True)
     del pa, pb, buf
     cp.get_default_memory_pool().free_all_blocks()
-json.dump(out, open(os.path.join(os.environ.get("OUT", "."), "int8_group.json"), "w"), indent=1)
+    ops = PLANES * 2.0 * s ** 3
+    return {g: dict(ms=statistics.median(v), ms_min=min(v), tops=ops / statistics.median(v) / 1e9)
+            for g, v in ts.items()}
+
+
+def main(argv) -> None:
+    spec, p0 = D.gemm_choice("wgmma", None)
+    mods = D.constants()
+    out = {}
+    for s in [int(x) for x in argv] or [8192, 16384]:
+        out[s] = time_size(s, spec, p0, mods)
+        print(s, " ".join(f"g{g}: {r['ms']:.2f} ms {r['tops']:.0f} TOPS"
+                          for g, r in out[s].items()), flush=True)
+    with open(os.path.join(os.environ.get("OUT", "."), "int8_group.json"), "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -8,7 +8,8 @@ tiles ran unaligned operands 21-42 % faster than the model predicted
 (699x333x72147 NT split 96: 982 us against 1415 predicted, and faster than
 the packed copy the model preferred; docs/notes/dispatch.md, 2026-11-27
 seventh).  The shipped factors were fitted jointly with every other field
-on sweeps whose unaligned problems were mostly small or store-bound.
+on sweeps of calibrate's whole distribution, where an unaligned problem is
+also an odd-sized one and the factor took up whatever else those cost.
 
     OUT=dir python bench/probes/unaligned_refit.py sweep [N] [SEED] [SECONDS]   # GPU
     python bench/probes/unaligned_refit.py fit SWEEP.json [--write]              # CPU
@@ -23,13 +24,12 @@ $OUT/unaligned-sweep.json.  fit: as store_refit.py's, for ``unaligned`` on
 a grid capped at 1 (an unaligned operand is never faster; a factor above 1
 would absorb an error of the aligned rate).
 """
-import math
 import sys
 
 from store_refit import GRID, fit, sweep
 
 FAMILIES = ("double_buffer", "kmajor")
-UNALIGNED_GRID = [g for g in GRID if g <= 1.0] + [1.0]
+UNALIGNED_GRID = sorted({g for g in GRID if g <= 1.0} | {1.0})
 
 
 def unaligned_compute(p) -> bool:
@@ -53,6 +53,6 @@ if __name__ == "__main__":
               families=FAMILIES, name="unaligned")
     elif a[:1] == ["fit"]:
         fit(a[1], "--write" in a, field="unaligned", families=FAMILIES,
-            grid=sorted(set(UNALIGNED_GRID)))
+            grid=UNALIGNED_GRID)
     else:
         sys.exit(__doc__)

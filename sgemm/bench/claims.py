@@ -689,7 +689,7 @@ CLAIMS: tuple[Claim, ...] = (
           "with the spec bound, CPU machine", ("autograd-apply-cpu-2026-11-27.log",),
           "python bench/probes/autograd_apply_cpu.py", ("docs/notes/torch.md",)),
     Claim("torch-node-eager-ab", "The eager costs with each operator's own autograd node "
-          "against the tree before it (HEAD 30221ef), two alternating runs each on one H100",
+          "against the tree before it (HEAD 30221ef), alternating runs on two H100 machines",
           ("torch-node-eager-ab-h100-2026-11-27.json",),
           "python bench/probes/eager_costs.py --out FILE (in each tree, alternating)",
           ("docs/notes/torch.md",)),
