@@ -405,6 +405,11 @@ CLAIMS: tuple[Claim, ...] = (
           "bench/probes/unaligned_refit.py fit SWEEP --write; python bench/probes/store_refit.py "
           "moved OLD_CAL 400 9393 > probs.json; PROBS=\"$(cat probs.json)\" OUT=dir python "
           "bench/probes/tree_ab.py OLD_TREE . moved 0 0 3", ("docs/notes/dispatch.md",)),
+    Claim("large-bk16", "A trial: rung 9's 256x128 tile at BK 16 against the registered BK 8 "
+          "on 12 large layers of the judge's distribution (own seed 7878), forced, at split 1 "
+          "and the model's split: slower on 17 of 20 pairs, not registered",
+          ("large-bk16-h100-2026-11-27.json",), "OUT=dir python bench/probes/large_bk16.py",
+          ("docs/notes/ffma-fast.md",)),
     Claim("forced-cands", "The cost model's ten best candidates forced and timed on 14 rows "
           "where sgemm lost to cuBLAS in the judges of 2026-11-27 (before the unaligned refit)",
           ("forced-cands-h100-2026-11-27.json",), "OUT=dir python bench/probes/forced_cands.py",
