@@ -698,6 +698,11 @@ CLAIMS: tuple[Claim, ...] = (
           ("torch-node-eager-ab-h100-2026-11-27.json",),
           "python bench/probes/eager_costs.py --out FILE (in each tree, alternating)",
           ("docs/notes/torch.md",)),
+    Claim("torch-node-standin", "The same two trees on the CPU stand-in (made-up launches, "
+          "Python only), two alternating runs each on one core",
+          ("torch-node-standin-cpu-2026-11-27.log",),
+          "python bench/probes/eager_costs.py --stand-in --precisions ieee (in each tree)",
+          ("docs/notes/torch.md",)),
     Claim("torch-eager-h200", "The eager costs on an H200 with linear's bias through the "
           "written-out path, before the probe timed calls on an idle GPU as well",
           ("eager-costs-h200-2026-11-27.json",), "python bench/probes/eager_costs.py --out FILE",
