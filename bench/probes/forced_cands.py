@@ -22,7 +22,6 @@ there (the packed one is predicted from its copies as well).
 """
 import json
 import os
-import random
 import sys
 
 os.environ.setdefault("CUPY_TF32", "0")
@@ -35,6 +34,7 @@ from sgemm.runtime import device as devmod  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from _draw import judge_draws  # noqa: E402
 from _gpu import checked_time, tfn  # noqa: E402
 from cublas_kernels import operands  # noqa: E402
 
@@ -48,14 +48,9 @@ ROWS = [(360, 99, 15, 404, 0, 0), (1638, 46, 21, 359, 0, 0), (1, 40, 3848, 7789,
 
 def drawn(spec: str) -> list:
     """DRAW=CATEGORY:N:SEED[:MAX_OUTPUTS] as (batch, m, n, k, ta, tb) rows."""
-    sys.path.insert(0, os.path.join(HERE, "..", "..", ".judge"))
-    import judge
     cat, count, seed, *cap = spec.split(":")
-    r, out = random.Random(int(seed)), []
-    while len(out) < int(count):
-        p = judge.draw(r, cat)
-        if judge.fits(p) and (not cap or p["m"] * p["n"] <= int(cap[0])):
-            out.append(p)
+    out = judge_draws(cat, int(count), int(seed),
+                      lambda p: not cap or p["m"] * p["n"] <= int(cap[0]))
     return [(p["batch"], p["m"], p["n"], p["k"], int(p["ta"]), int(p["tb"])) for p in out]
 
 

@@ -17,7 +17,6 @@ Writes $OUT/large16.json: per problem, cuBLAS, the model's pick, and each
 """
 import json
 import os
-import random
 import sys
 
 os.environ.setdefault("CUPY_TF32", "0")
@@ -30,20 +29,14 @@ from sgemm.runtime import device as devmod  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from _draw import judge_draws  # noqa: E402
 from _gpu import checked_time, tfn  # noqa: E402
 from cublas_kernels import operands  # noqa: E402
 
 
 def layers(seed: int = 7878, n: int = 12, min_flops: float = 4e10) -> list:
-    """Large ML layers of the judge's distribution (draw() of .judge/judge.py)."""
-    sys.path.insert(0, os.path.join(HERE, "..", "..", ".judge"))
-    import judge
-    r, out = random.Random(seed), []
-    while len(out) < n:
-        p = judge.draw(r, "ml-layer")
-        if 2 * p["m"] * p["n"] * p["k"] >= min_flops and judge.fits(p):
-            out.append(p)
-    return out
+    """Large ML layers of the judge's distribution."""
+    return judge_draws("ml-layer", n, seed, lambda p: 2 * p["m"] * p["n"] * p["k"] >= min_flops)
 
 
 def main() -> None:

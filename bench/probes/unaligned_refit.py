@@ -26,6 +26,7 @@ would absorb an error of the aligned rate).
 """
 import sys
 
+from sgemm.calibrate import MAX_FLOPS
 from store_refit import GRID, fit, sweep
 
 FAMILIES = ("double_buffer", "kmajor")
@@ -38,7 +39,7 @@ def unaligned_compute(p) -> bool:
     if all(x % 4 == 0 for x in lds):
         return False
     flops = 2.0 * m * n * k * bt
-    if flops >= 1e12:                                           # calibrate.MAX_FLOPS
+    if flops >= MAX_FLOPS:
         return False
     ffma = flops / 40e12
     mem = 4 * bt * (m * k + k * n + m * n) / 2.5e12

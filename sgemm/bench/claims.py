@@ -238,7 +238,8 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in ("s", "t", "u", "v", "w", "x", "y", "z", "aa"))
+JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json"
+              for s in ("s", "t", "u", "v", "w", "x", "y", "z", "aa"))
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
