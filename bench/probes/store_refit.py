@@ -45,6 +45,20 @@ SHIPPED = Path(__file__).resolve().parents[2] / "sgemm" / "data" / \
     "cost-nvidia-h100-80gb-hbm3-sm132-sm_90a.json"
 
 
+def work_of(p):
+    """(C-order pitches all multiples of 4, FFMA seconds at 40 TFLOP/s, DRAM
+    seconds at 2.5 TB/s) of a problem as the judge lays it out, or None past
+    calibrate's FLOP limit."""
+    from sgemm.calibrate import MAX_FLOPS
+    m, n, k, bt = p["m"], p["n"], p["k"], p["batch"]
+    lds = (m if p["ta"] else k, k if p["tb"] else n, n)     # C-order operands' pitches
+    flops = 2.0 * m * n * k * bt
+    if flops >= MAX_FLOPS:
+        return None
+    return (all(x % 4 == 0 for x in lds), flops / 40e12,
+            4 * bt * (m * k + k * n + m * n) / 2.5e12)
+
+
 def store_heavy(p) -> bool:
     out = p["m"] * p["n"] * p["batch"] * 4 / 2.5e12
     return out / (out + 2 * p["m"] * p["n"] * p["k"] * p["batch"] / 40e12) > 0.15
@@ -79,50 +93,117 @@ def sweep(n: int, seed: int, seconds: float, keep=store_heavy, families=FAMILIES
     print(f"{len(data['rows'])} problems -> {out}")
 
 
-def fit(path: str, write: bool, field: str = "store", families=FAMILIES, grid=GRID) -> None:
-    """Per config with at least MIN_POINTS unaligned timings in the sweep at
-    ``path``: the value of the rate's ``field`` on ``grid`` with the least mean
-    absolute log error of cost.predict, every other field as shipped."""
+def fit(path: str, write: bool, field: str = "store", families=FAMILIES, grid=GRID,
+        select=lambda prob, spec: not spec.aligned_for(prob), rows=None, quiet=False) -> dict:
+    """Per config with at least MIN_POINTS timings in the sweep at ``path``
+    that ``select`` takes (default: unaligned ones): the value of the rate's
+    ``field`` on ``grid`` with the least mean absolute log error of
+    cost.predict, every other field as shipped.  ``field="layout"`` fits
+    each of a config's four layout factors on its own layout's points."""
     from sgemm import calibrate, cost
     from sgemm.tune import DEVICE_MODELS
     dev = DEVICE_MODELS["h100"]
     doc = json.loads(SHIPPED.read_text())
     cal = cost.Calibration.from_json(doc, str(SHIPPED))
-    rows = json.loads(Path(path).read_text())["rows"]
+    if rows is None:
+        rows = json.loads(Path(path).read_text())["rows"]
+    per_layout = field == "layout"
+    say = (lambda *a: None) if quiet else print
     groups = {}
     for prob, spec, p, sec in calibrate.points(rows):
-        if spec.name in families and not spec.aligned_for(prob):
-            groups.setdefault(cost.config_key(spec, p, prob), []).append((prob, spec, p, sec))
+        if spec.name in families and select(prob, spec):
+            key = cost.config_key(spec, p, prob)
+            part = cost.layout_index(prob) if per_layout else None
+            groups.setdefault((key, part), []).append((prob, spec, p, sec))
 
-    def err(key, pts, value):
+    def value_of(key, part):
+        v = getattr(cal.rates[key], field)
+        return v[part] if per_layout else v
+
+    def with_value(key, part, value):
+        if not per_layout:
+            return value
+        lay = list(cal.rates[key].layout)
+        lay[part] = value
+        return tuple(lay)
+
+    def err(key, part, pts, value):
         r = cal.rates[key]
         trial = cost.Calibration(cal.gpu, cal.machine, {**cal.rates, key: cost.Rate(
-            **{**r.as_dict(), field: value})}, cal.clock_khz, "trial")
+            **{**r.as_dict(), field: with_value(key, part, value)})}, cal.clock_khz, "trial")
         return sum(abs(math.log(cost.predict(s, q, pb, dev, trial)["total"] / t))
                    for pb, s, q, t in pts) / len(pts)
 
-    print(f"{'config':28s} {'points':>6s} {field:>11s} {'error':>13s}")
+    say(f"{'config':32s} {'points':>6s} {field:>11s} {'error':>13s}")
     new = {}
-    for key in sorted(groups):
-        pts = groups[key]
+    for key, part in sorted(groups, key=str):
+        pts, name = groups[key, part], key + ("" if part is None else f"[{part}]")
         if key not in cal.rates or len(pts) < MIN_POINTS:
             why = "no rate" if key not in cal.rates else "few points"
-            print(f"{key:28s} {len(pts):6d}  (kept: {why})")
+            say(f"{name:32s} {len(pts):6d}  (kept: {why})")
             continue
-        old = getattr(cal.rates[key], field)
-        e0 = err(key, pts, old)
-        best = min(grid, key=lambda g: err(key, pts, g))
-        e1 = err(key, pts, best)
+        old = value_of(key, part)
+        e0 = err(key, part, pts, old)
+        best = min(grid, key=lambda g: err(key, part, pts, g))
+        e1 = err(key, part, pts, best)
         if e1 < e0:             # the shipped value may lie between grid points
-            new[key] = best
-        print(f"{key:28s} {len(pts):6d} {old:5.2f}->{best:5.2f} {e0:6.3f}->{e1:6.3f}"
+            new[key, part] = best
+        say(f"{name:32s} {len(pts):6d} {old:5.2f}->{best:5.2f} {e0:6.3f}->{e1:6.3f}"
               f"{'' if e1 < e0 else '  (kept: no better on the grid)'}")
     if write:
-        for key, v in new.items():
-            doc["rates"][key][field] = v
+        for (key, part), v in new.items():
+            if per_layout:
+                doc["rates"][key][field][part] = v
+            else:
+                doc["rates"][key][field] = v
         doc["sweeps"].append(f"{path} ({field} factors of {', '.join(families)} only)")
         SHIPPED.write_text(json.dumps(doc, indent=1))
         print(f"wrote {len(new)} {field} factors into {SHIPPED}")
+    return new
+
+
+def crossval(path: str, field: str, families, grid, select) -> None:
+    """Two-fold check of a refit on the sweep's own problems: fit on half of
+    them (alternate rows), and on the other half compare the measured time of
+    the candidate each calibration ranks first with the fastest measured
+    (regret), for the shipped factors and the refitted ones; then the halves
+    swapped.  Only the sweep's candidates compete (its families)."""
+    from sgemm import calibrate, cost
+    from sgemm.tune import DEVICE_MODELS
+    dev = DEVICE_MODELS["h100"]
+    doc = json.loads(SHIPPED.read_text())
+    shipped = cost.Calibration.from_json(doc, str(SHIPPED))
+    rows = json.loads(Path(path).read_text())["rows"]
+    logs = {"shipped": [], "refit": []}
+    for fold in (0, 1):
+        train = [r for i, r in enumerate(rows) if i % 2 == fold]
+        test = [r for i, r in enumerate(rows) if i % 2 != fold]
+        new = fit(path, False, field, families, grid, select, rows=train, quiet=True)
+        rates = dict(shipped.rates)
+        for (key, part), v in new.items():
+            r = rates[key].as_dict()
+            if part is None:
+                r[field] = v
+            else:
+                lay = list(r[field])
+                lay[part] = v
+                r[field] = tuple(lay)
+            rates[key] = cost.Rate(**r)
+        refit = cost.Calibration(shipped.gpu, shipped.machine, rates, shipped.clock_khz, "refit")
+        for r in test:
+            pts = [(pb, s, q, t) for pb, s, q, t in calibrate.points([r])
+                   if s.name in families and select(pb, s)]
+            if len(pts) < 2:
+                continue
+            best = min(t for *_, t in pts)
+            for name, cal in (("shipped", shipped), ("refit", refit)):
+                pick = min(pts, key=lambda x: cost.predict(x[1], x[2], x[0], dev, cal)["total"])
+                logs[name].append(math.log(pick[3] / best))
+    for name, v in logs.items():
+        worst = math.exp(max(v))
+        print(f"{name:8s} {len(v)} held-out problems: measured time of the model's pick / "
+              f"fastest measured, geomean {math.exp(sum(v) / len(v)):.4f}, worst {worst:.3f}, "
+              f"exact {sum(1 for x in v if x == 0)}")
 
 
 def moved(old_path: str, n: int, seed: int) -> None:

@@ -26,24 +26,15 @@ would absorb an error of the aligned rate).
 """
 import sys
 
-from sgemm.calibrate import MAX_FLOPS
-from store_refit import GRID, fit, sweep
+from store_refit import GRID, fit, sweep, work_of
 
 FAMILIES = ("double_buffer", "kmajor")
 UNALIGNED_GRID = sorted({g for g in GRID if g <= 1.0} | {1.0})
 
 
 def unaligned_compute(p) -> bool:
-    m, n, k, bt = p["m"], p["n"], p["k"], p["batch"]
-    lds = (m if p["ta"] else k, k if p["tb"] else n, n)     # C-order operands' pitches
-    if all(x % 4 == 0 for x in lds):
-        return False
-    flops = 2.0 * m * n * k * bt
-    if flops >= MAX_FLOPS:
-        return False
-    ffma = flops / 40e12
-    mem = 4 * bt * (m * k + k * n + m * n) / 2.5e12
-    return ffma >= mem
+    w = work_of(p)
+    return w is not None and not w[0] and w[1] >= w[2]
 
 
 if __name__ == "__main__":

@@ -238,23 +238,23 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json"
-              for s in ("s", "t", "u", "v", "w", "x", "y", "z", "aa"))
+JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in ("ae", "af", "ag", "ah", "ai", "aj"))
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
-SUITE = "suite-h100-2026-11-27-d.json"
+SUITE = "suite-h100-2026-11-27-e.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
 _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
 DIST = "distributed-h200x4-2026-11-22.json"
-SANITIZER_LATEST = "sanitizer-parked-h200-2026-11-27.json"
+SANITIZER_LATEST = "sanitizer-rung9-pipe-h100-2026-11-27.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
 EAGER = "eager-costs-h100-2026-11-27.json"
-GPU_TESTS_FULL = ("gpu-tests-h100-2026-11-27-unaligned-1.log",
-                  "gpu-tests-h100-2026-11-27-unaligned-2.log")
+GPU_TESTS_FULL = ("gpu-tests-h100-2026-11-27-pipe-1.log", "gpu-tests-h100-2026-11-27-pipe-2.log")
+GPU_TESTS_UNALIGNED = ("gpu-tests-h100-2026-11-27-unaligned-1.log",
+                       "gpu-tests-h100-2026-11-27-unaligned-2.log")
 GPU_TESTS_H200 = ("gpu-tests-h200-2026-11-27-parked.log", "gpu-tests-h200-2026-11-27-rest.log")
 
 _JUDGE_CMD = "bash scripts/gpu_session.sh judge judge judge"
@@ -265,7 +265,7 @@ _SAN_CMD = "bash scripts/gpu_session.sh sanitize"
 _SAN_ONLY = "SANITIZE_ARGS=\"--only KERNEL,...\" narrowed it to the kernels listed"
 
 
-def _judge_set(key: str, text: str, stem: str, seeds: str, cited: tuple) -> "Claim":
+def _judge_set(key: str, text: str, stem: str, seeds, cited: tuple) -> "Claim":
     """Fresh judges run back to back on one tree (files STEM-<seed letter>.json),
     cited in the worklogs."""
     return Claim(key, text, tuple(f"{stem}-{s}.json" for s in seeds),
@@ -361,9 +361,9 @@ CLAIMS: tuple[Claim, ...] = (
           note="the limit's predicted cost on their skinny rows: python "
           "bench/probes/skinny_limit_cost.py"),
     Claim("judge-untuned", "Random problems, the cost model alone (`SGEMM_TUNED=0`): "
-          "FP32 geometric mean", ("judge-untuned-h100-2026-11-27-c.json",),
+          "FP32 geometric mean", ("judge-untuned-h100-2026-11-27-d.json",),
           "SGEMM_TUNED=0 python judge.py --no-eager", ("README.md",),
-          _judge(("judge-untuned-h100-2026-11-27-c.json",), "ieee", "geomean"),
+          _judge(("judge-untuned-h100-2026-11-27-d.json",), "ieee", "geomean"),
           note="on the final tree, with the unaligned factors refitted"),
     Claim("gemv-x-ab", "A trial: sgemm_gemv's float4 loads where its big operand alone is "
           "16-byte aligned (the small operand or C not), tree A/B on the 13 of 1500 "
@@ -406,6 +406,37 @@ CLAIMS: tuple[Claim, ...] = (
           "bench/probes/unaligned_refit.py fit SWEEP --write; python bench/probes/store_refit.py "
           "moved OLD_CAL 400 9393 > probs.json; PROBS=\"$(cat probs.json)\" OUT=dir python "
           "bench/probes/tree_ab.py OLD_TREE . moved 0 0 3", ("docs/notes/dispatch.md",)),
+    Claim("layout-refit", "The cost model's layout factors refitted for rung 9 on large "
+          "aligned problems: the sweep (calibrate's distribution, own seed 6262, FFMA time at "
+          "least 200 us and twice the DRAM time, rung 9's candidates timed) and the tree A/B "
+          "on the 76 of 400 judge-distribution problems (own seed 9494) whose plan moved, two "
+          "alternating rounds (the new tree with the pipelined loop on every layout)",
+          ("layout-sweep-h100-2026-11-27.json", "layout-refit-ab-h100-2026-11-27.json"),
+          "OUT=dir python bench/probes/layout_refit.py sweep 120 6262 200; python "
+          "bench/probes/layout_refit.py fit SWEEP --write; python bench/probes/store_refit.py "
+          "moved OLD_CAL 400 9494 > probs.json; PROBS=\"$(cat probs.json)\" OUT=dir python "
+          "bench/probes/tree_ab.py OLD_TREE . moved 0 0 2", ("docs/notes/dispatch.md",)),
+    Claim("forced-cands-layers", "The model's three best candidates forced and timed on 16 "
+          "large ML layers of the judge's distribution (own seed 8181, at least 3e10 flops; 8 "
+          "TN, 4 NN, 4 NT), before the layout refit",
+          ("forced-cands-layers-h100-2026-11-27.json",),
+          "PROBS=\"$(cat layers.json)\" TOP=3 OUT=dir python bench/probes/forced_cands.py",
+          ("docs/notes/dispatch.md",)),
+    Claim("ffma-clock", "SM clock and board power while sgemm's ieee plan and cuBLAS each run "
+          "three large layers back to back, three alternating rounds",
+          ("ffma-clock-h100-2026-11-27.json",), "OUT=dir python bench/probes/ffma_clock.py",
+          ("docs/notes/ffma-fast.md",)),
+    Claim("rung9-pipe", "Rung 9's pipelined loop: on every roomy config and layout, aligned or "
+          "not, against none (48 problems, ml-layer seed 8282 and general seed 8383); aligned "
+          "only, against none (48, seeds 8585 and 8686); where A is k-contiguous against every "
+          "layout (34 large problems, seeds 8787 and 8888); tree A/Bs in one process each, two "
+          "alternating rounds", ("pipe-all-ab-h100-2026-11-27.json", "pipe-ab-h100-2026-11-27.json",
+                                 "pipe-layout-ab-h100-2026-11-27.json"),
+          "PROBS=\"$(cat probs.json)\" OUT=dir python bench/probes/tree_ab.py "
+          ".@SGEMM_DB_PIPE=0 . NAME 0 0 2", ("docs/notes/ffma-fast.md",)),
+    Claim("suite-pipe-all", "The public suite on the tree with rung 9's pipelined loop on "
+          "every aligned layout (the layout refit in; the tuned table keeps every plan)",
+          ("suite-pipe-all-h100-2026-11-27.json",), _SUITE_CMD, ("docs/notes/ffma-fast.md",)),
     Claim("large-bk16", "A trial: rung 9's 256x128 tile at BK 16 against the registered BK 8 "
           "on 12 large layers of the judge's distribution (own seed 7878), forced, at split 1 "
           "and the model's split: slower on 17 of 20 pairs, not registered",
@@ -420,6 +451,13 @@ CLAIMS: tuple[Claim, ...] = (
           "final tree", ("forced-cands-deepk-small-h100-2026-11-27.json",),
           "DRAW=deep-k:14:6464:40000 TOP=16 OUT=dir python bench/probes/forced_cands.py",
           ("docs/notes/dispatch.md",)),
+    _judge_set("judge-unaligned-refit", "Nine fresh judges on the tree with the refitted "
+               "unaligned-load factors (6efb58d)", "judge-h100-2026-11-27",
+               ("s", "t", "u", "v", "w", "x", "y", "z", "aa"), ("docs/notes/dispatch.md",)),
+    _judge_set("judge-pipe-all", "Three fresh judges on the tree with the layout refit and "
+               "rung 9's pipelined loop on every layout (before it was narrowed to a "
+               "k-contiguous A)", "judge-h100-2026-11-27", ("ab", "ac", "ad"),
+               ("docs/notes/dispatch.md",)),
     _judge_set("judge-store-refit", "Six fresh judges on the tree with the refitted store "
                "factors and the measured choice's time bound (30221ef)",
                "judge-h100-2026-11-27", "mnopqr", ("docs/notes/dispatch.md",
@@ -441,7 +479,7 @@ CLAIMS: tuple[Claim, ...] = (
           "bash scripts/gpu_session.sh prebuild judge judge judge suite",
           ("docs/notes/dispatch.md",)),
     Claim("suite-geomean", "Public suite (the fixed shapes of `bench/shapes/public.txt`): "
-          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-27-d-ratio.png"),
+          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-27-e-ratio.png"),
           _SUITE_CMD, ("README.md",), _suite(("geomean_ratio",), "{:.2f}×")),
     Claim("suite-min", "Public suite: worst shape", (SUITE,), _SUITE_CMD, ("README.md",),
           _suite(("min_ratio",), "{:.2f}×")),
@@ -818,12 +856,18 @@ CLAIMS: tuple[Claim, ...] = (
           ("first-call-ab-h100-2026-11-26.json",),
           "SGEMM_ROOT=<tree> python3 bench/probes/first_call.py --array cupy --runs 5",
           ("docs/notes/first-call.md",)),
-    Claim("gpu-tests-full", "The whole GPU suite on this tree, in two runs (bundle, "
-          "concurrency, determinism, entry cache, epilogue, fuzz and gemm files; then every "
+    Claim("gpu-tests-full", "The whole GPU suite, in two runs (rung 9's edges, gemm, "
+          "unaligned stores, bundle, determinism, fuzz, schemes and large files; then every "
           "other file with tests/int8x): passed", GPU_TESTS_FULL,
           "python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/FILES",
           ("README.md", "docs/reliability.md"), _suites(GPU_TESTS_FULL),
-          "after the prebuild, both on the final tree (the unaligned factors refitted)"),
+          "after the prebuild, on the tree with rung 9's pipelined loop on every layout; the "
+          "final tree's cubins are byte-identical to that tree's (TA) or the previous tree's "
+          "(NVRTC 13.5, docs/notes/ffma-fast.md)"),
+    Claim("gpu-tests-unaligned", "The whole GPU suite on the tree with the refitted "
+          "unaligned-load factors, in two runs: passed", GPU_TESTS_UNALIGNED,
+          "python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/FILES",
+          ("docs/reliability.md",), note="after the prebuild"),
     Claim("gpu-tests-h200-parked", "The whole GPU suite on the tree that brought the unaligned "
           "stores through shared memory (H200, two runs split by file): passed", GPU_TESTS_H200,
           "python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/FILES",
@@ -855,11 +899,15 @@ CLAIMS: tuple[Claim, ...] = (
           "TOOLS=\"memcheck racecheck synccheck initcheck\" CASES_K=tf32x3_wgmma,tf32_wgmma,"
           "tf32x3_wgmma_rs bash scripts/torch_gpu_run.sh cases", ("docs/notes/torch.md",)),
     Claim("sanitizer-latest", "compute-sanitizer, latest run (memcheck, racecheck, synccheck, "
-          "initcheck; the unaligned stores through shared memory: tile, small, both split-K "
-          "forms of 30_tile.cu, rung 9's configs and `auto`, on every edge case): errors",
-          (SANITIZER_LATEST,),
-          _SAN_CMD, ("README.md", "docs/reliability.md"), _sanitizer(SANITIZER_LATEST),
-          _SAN_ONLY),
+          "initcheck; rung 9's pipelined loop: eight of its configs forced on every edge case "
+          "and on outputs over 256 a side): errors",
+          (SANITIZER_LATEST, SANITIZER_LATEST.replace(".json", ".log")),
+          _SAN_CMD, ("README.md", "docs/reliability.md", "docs/notes/ffma-fast.md"),
+          _sanitizer(SANITIZER_LATEST), _SAN_ONLY),
+    _san_claim("sanitizer-parked", "compute-sanitizer on the unaligned stores through shared "
+               "memory: tile, small, both split-K forms of 30_tile.cu, rung 9's configs and "
+               "`auto`, on every edge case", "sanitizer-parked-h200-2026-11-27.json",
+               "docs/notes/ffma-fast.md"),
     _san_claim("sanitizer-db-edge-unroll", "compute-sanitizer on rung 9's configs and the "
                "cluster kernel on every edge case (the guarded loop fully unrolled), and `auto`",
                "sanitizer-db-edge-unroll-h100-2026-11-26.json",

@@ -61,13 +61,15 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 # k-groups on the pipelined loop); gemv's blocks for small sides 2, 4 and 8
 # (the edge extents reach only S = 1, 2 and 16), each run on every case's
 # layout, so both the k- and the row-contiguous loops of each; rung 9's tiles
-# along a small n and its 8x8 rectangles (the planner's, not the kernel's own choice).
+# along a small n and its 8x8 rectangles (the planner's, not the kernel's own choice);
+# rung 9's configs on outputs over 256 a side as well (DB_BIG).
 NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "db_cluster@big", "gemv@m2r", "gemv@n4k", "gemv@m4r", "gemv@n8k", "gemv@m8r",
          "gemv@n16k", "double_buffer@tall", "double_buffer@tall64", "double_buffer@rect",
          "double_buffer@rect_t", "tf32x3_wgmma_rs@n64", "tf32x3_wgmma_rs@small_n64", "gemv@n1k/s3", "gemv@m2r/s2", "gemv@n4r/s4", "gemv@m1k/s2",
          "double_buffer@small/s3", "double_buffer@medium/s3", "double_buffer@large/s3",
-         "double_buffer@rect/s5", "kmajor@k64x128", "kmajor@k64x64", "kmajor@k128x64/s3")
+         "double_buffer@rect/s5", "kmajor@k64x128", "kmajor@k64x64", "kmajor@k128x64/s3",
+         "double_buffer@large", "double_buffer@wide", "double_buffer@small")
 # Rung 9's and 13's K split (double_buffer@CONFIG/sS, kmajor@...): the shorter last slice is the
 # last z entry of the full slices' launch (k_last); K of these is not a
 # multiple of the slice unit, so that slice also ends inside a k-tile.
@@ -78,6 +80,20 @@ DB_SPLIT = [
          alpha=-1.0, beta=0.0),
     dict(tag="db-split-aligned", m=128, n=132, k=2052, ta=False, tb=False, orders="CCC",
          pad=0, off=0, alpha=1.0, beta=0.0),
+]
+# Rung 9's tiles with a 256 side (large, tall64, wide) and small, on
+# outputs over 256 a side: their unguarded blocks (the pipelined loop on
+# aligned operands, shifted tiles) are reached only there; K not a multiple
+# of BK (a short last k-tile), and a K under one k-tile.
+DB_BIG = [
+    dict(tag="db-big", m=300, n=264, k=44, ta=False, tb=False, orders="CCC", pad=0, off=0,
+         alpha=1.0, beta=0.5),
+    dict(tag="db-big-TT", m=264, n=300, k=37, ta=True, tb=True, orders="FFF", pad=0, off=0,
+         alpha=-1.0, beta=0.0),
+    dict(tag="db-big-NT", m=516, n=260, k=7, ta=False, tb=True, orders="CFC", pad=4, off=0,
+         alpha=1.0, beta=0.0),
+    dict(tag="db-big-unaligned", m=301, n=258, k=41, ta=True, tb=False, orders="CCC", pad=0,
+         off=1, alpha=1.0, beta=0.25),
 ]
 # gemv's K split (KERNEL@CONFIG/sS: the two-launch split-K path, S slices of
 # its 1024-deep Y chunks): deep enough for several slices and a remainder.
@@ -180,6 +196,9 @@ def all_cases(quick: bool = False) -> list[dict]:
             mine = DB_SPLIT if name.startswith(("double_buffer", "kmajor")) else GEMV_DEEP
         elif name in ("auto", "auto:tf32x3"):
             mine = mine + GEMV_DEEP
+        elif name in ("double_buffer@large", "double_buffer@tall64", "double_buffer@wide",
+                      "double_buffer@small", "double_buffer@rect", "double_buffer@rect_t"):
+            mine = mine + DB_BIG
         if quick:
             mine = mine[::3]
         for c in mine:

@@ -37,6 +37,13 @@
 // pipeline needs 4-byte copies for it (see rung 10).
 #include "tile_loaders.cuh"
 
+// The pipelined loop of the roomy configs (double_buffer_block): 1 where A
+// is k-contiguous, 0 nowhere, 2 on every layout.  An A/B switch
+// (SGEMM_DEFINES=SGEMM_DB_PIPE=0, compiled by NVRTC, never bundled).
+#ifndef SGEMM_DB_PIPE
+#define SGEMM_DB_PIPE 1
+#endif
+
 namespace sg {
 
 // Blocks per SM the launch bounds ask for: two for thread tiles up to 8x8
@@ -94,7 +101,8 @@ __device__ __forceinline__ void kgroup_sync() {
 // cluster kernel, at one block per SM, passes true.  KG > 1 (38_db_cluster.cu):
 // the block holds KG k-groups of THREADS threads, each running this loop on
 // its own K range and shared memory, synchronized on its own barrier.
-// PIPE (unguarded tiles only; the cluster kernel): the fragments of k-step
+// PIPE (unguarded tiles only: the cluster kernel, and rung 9's roomy configs
+// on aligned operands): the fragments of k-step
 // p+1 are loaded while step p's FFMAs run, and the next k-tile is stored and
 // its barrier passed before the tile's last step, so that the next tile's
 // first fragments load under that step's FFMAs too (pipelined_ktiles).
@@ -224,8 +232,19 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
     constexpr int EDGE_UNROLL = ROOMY && BK <= 16 ? BK : 2;
     using TT = DbThreadTile<BM, BN, WM, WN, TM, TN>;
     float acc[TM][TN];
+    // Unguarded aligned tiles of the roomy configs run the pipelined loop
+    // (double_buffer_accumulate's PIPE) where A is k-contiguous (TA: a
+    // user's row-major x @ W^T): each k-step's fragments load under the
+    // previous step's FFMAs, and the k-tile's twelve transposing stores and
+    // barrier come before its last step instead of after it.  On the H100
+    // that ran large TA layers 2-3 % faster, and the other layouts, whose
+    // stores are 3-6 vector ones, 2-4 % slower (the loop holds ~30 more
+    // registers); unaligned operands 12 % slower.  Medium has no registers
+    // to spare at its 128 cap.  docs/notes/ffma-fast.md.
+    constexpr bool PIPE =
+        SGEMM_DB_PIPE && ALIGNED && ROOMY && !EDGE && (TA || SGEMM_DB_PIPE == 2);
     double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, EDGE, ROOMY,
-                             1, false, EDGE_UNROLL>(
+                             1, PIPE, EDGE_UNROLL>(
         A, lda, B, ldb, M, N, K, bm0, bn0, As, Bs, acc);
     // Unguarded tiles may have been shifted back inside C (see the dispatch):
     // they write only the rows/columns from the block's own start on.
