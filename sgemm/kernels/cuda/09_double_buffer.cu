@@ -102,7 +102,7 @@ __device__ __forceinline__ void kgroup_sync() {
 // the block holds KG k-groups of THREADS threads, each running this loop on
 // its own K range and shared memory, synchronized on its own barrier.
 // PIPE (unguarded tiles only: the cluster kernel, and rung 9's roomy configs
-// on aligned operands): the fragments of k-step
+// on aligned operands with a k-contiguous A): the fragments of k-step
 // p+1 are loaded while step p's FFMAs run, and the next k-tile is stored and
 // its barrier passed before the tile's last step, so that the next tile's
 // first fragments load under that step's FFMAs too (pipelined_ktiles).
@@ -235,12 +235,13 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
     // Unguarded aligned tiles of the roomy configs run the pipelined loop
     // (double_buffer_accumulate's PIPE) where A is k-contiguous (TA: a
     // user's row-major x @ W^T): each k-step's fragments load under the
-    // previous step's FFMAs, and the k-tile's twelve transposing stores and
-    // barrier come before its last step instead of after it.  On the H100
-    // that ran large TA layers 2-3 % faster, and the other layouts, whose
-    // stores are 3-6 vector ones, 2-4 % slower (the loop holds ~30 more
-    // registers); unaligned operands 12 % slower.  Medium has no registers
-    // to spare at its 128 cap.  docs/notes/ffma-fast.md.
+    // previous step's FFMAs, and the k-tile's stores and barrier come before
+    // its last step instead of after it.  With TA, A's k-tile goes in as
+    // scalar transposing stores (the 256x128 tile: 12 stores a k-tile
+    // against 3-6 on the other layouts).  On the H100 that ran large TA
+    // layers 2-3 % faster, and the other layouts 2-4 % slower (the loop
+    // holds ~30 more registers); unaligned operands 12 % slower.  Medium
+    // has no registers to spare at its 128 cap.  docs/notes/ffma-fast.md.
     constexpr bool PIPE =
         SGEMM_DB_PIPE && ALIGNED && ROOMY && !EDGE && (TA || SGEMM_DB_PIPE == 2);
     double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, EDGE, ROOMY,
