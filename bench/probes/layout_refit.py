@@ -33,7 +33,7 @@ FAMILIES = ("double_buffer",)
 LAYOUT_GRID = [round(0.80 + 0.01 * i, 2) for i in range(41)]     # 0.80 .. 1.20
 
 
-def ALIGNED(prob, spec) -> bool:
+def aligned(prob, spec) -> bool:
     return spec.aligned_for(prob)
 
 
@@ -50,8 +50,8 @@ if __name__ == "__main__":
               families=FAMILIES, name="layout")
     elif a[:1] == ["fit"]:
         fit(a[1], "--write" in a, field="layout", families=FAMILIES, grid=LAYOUT_GRID,
-            select=ALIGNED)
+            select=aligned)
     elif a[:1] == ["crossval"]:
-        crossval(a[1], "layout", FAMILIES, LAYOUT_GRID, ALIGNED)
+        crossval(a[1], "layout", FAMILIES, LAYOUT_GRID, aligned)
     else:
         sys.exit(__doc__)

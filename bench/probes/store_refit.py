@@ -93,6 +93,14 @@ def sweep(n: int, seed: int, seconds: float, keep=store_heavy, families=FAMILIES
     print(f"{len(data['rows'])} problems -> {out}")
 
 
+def with_factor(rate: dict, field: str, part, value) -> dict:
+    """A rate's fields with ``field`` set to value (its ``part``-th entry for
+    the per-layout factors, part None otherwise)."""
+    if part is not None:
+        value = tuple(value if i == part else v for i, v in enumerate(rate[field]))
+    return {**rate, field: value}
+
+
 def fit(path: str, write: bool, field: str = "store", families=FAMILIES, grid=GRID,
         select=lambda prob, spec: not spec.aligned_for(prob), rows=None, quiet=False) -> dict:
     """Per config with at least MIN_POINTS timings in the sweep at ``path``
@@ -120,17 +128,10 @@ def fit(path: str, write: bool, field: str = "store", families=FAMILIES, grid=GR
         v = getattr(cal.rates[key], field)
         return v[part] if per_layout else v
 
-    def with_value(key, part, value):
-        if not per_layout:
-            return value
-        lay = list(cal.rates[key].layout)
-        lay[part] = value
-        return tuple(lay)
-
     def err(key, part, pts, value):
         r = cal.rates[key]
         trial = cost.Calibration(cal.gpu, cal.machine, {**cal.rates, key: cost.Rate(
-            **{**r.as_dict(), field: with_value(key, part, value)})}, cal.clock_khz, "trial")
+            **with_factor(r.as_dict(), field, part, value))}, cal.clock_khz, "trial")
         return sum(abs(math.log(cost.predict(s, q, pb, dev, trial)["total"] / t))
                    for pb, s, q, t in pts) / len(pts)
 
@@ -152,10 +153,7 @@ def fit(path: str, write: bool, field: str = "store", families=FAMILIES, grid=GR
               f"{'' if e1 < e0 else '  (kept: no better on the grid)'}")
     if write:
         for (key, part), v in new.items():
-            if per_layout:
-                doc["rates"][key][field][part] = v
-            else:
-                doc["rates"][key][field] = v
+            doc["rates"][key] = with_factor(doc["rates"][key], field, part, v)
         doc["sweeps"].append(f"{path} ({field} factors of {', '.join(families)} only)")
         SHIPPED.write_text(json.dumps(doc, indent=1))
         print(f"wrote {len(new)} {field} factors into {SHIPPED}")
@@ -181,14 +179,7 @@ def crossval(path: str, field: str, families, grid, select) -> None:
         new = fit(path, False, field, families, grid, select, rows=train, quiet=True)
         rates = dict(shipped.rates)
         for (key, part), v in new.items():
-            r = rates[key].as_dict()
-            if part is None:
-                r[field] = v
-            else:
-                lay = list(r[field])
-                lay[part] = v
-                r[field] = tuple(lay)
-            rates[key] = cost.Rate(**r)
+            rates[key] = cost.Rate(**with_factor(rates[key].as_dict(), field, part, v))
         refit = cost.Calibration(shipped.gpu, shipped.machine, rates, shipped.clock_khz, "refit")
         for r in test:
             pts = [(pb, s, q, t) for pb, s, q, t in calibrate.points([r])

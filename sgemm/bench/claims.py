@@ -421,7 +421,9 @@ CLAIMS: tuple[Claim, ...] = (
           "TN, 4 NN, 4 NT), before the layout refit",
           ("forced-cands-layers-h100-2026-11-27.json",),
           "PROBS=\"$(cat layers.json)\" TOP=3 OUT=dir python bench/probes/forced_cands.py",
-          ("docs/notes/dispatch.md",)),
+          ("docs/notes/dispatch.md",),
+          note="layers.json: bench/probes/_draw.judge_draws('ml-layer', 200, 8181, keep=2mnk "
+               ">= 3e10), the first 8 TN, 4 NN and 4 NT as the judge calls them"),
     Claim("ffma-clock", "SM clock and board power while sgemm's ieee plan and cuBLAS each run "
           "three large layers back to back, three alternating rounds",
           ("ffma-clock-h100-2026-11-27.json",), "OUT=dir python bench/probes/ffma_clock.py",
@@ -433,7 +435,16 @@ CLAIMS: tuple[Claim, ...] = (
           "alternating rounds", ("pipe-all-ab-h100-2026-11-27.json", "pipe-ab-h100-2026-11-27.json",
                                  "pipe-layout-ab-h100-2026-11-27.json"),
           "PROBS=\"$(cat probs.json)\" OUT=dir python bench/probes/tree_ab.py "
-          ".@SGEMM_DB_PIPE=0 . NAME 0 0 2", ("docs/notes/ffma-fast.md",)),
+          ".@SGEMM_DB_PIPE=0 . NAME 0 0 2", ("docs/notes/ffma-fast.md",),
+          note="each file holds its problems (judge_draws with those seeds; at least 1e9 "
+               "flops for seed 8383, 2e10 for 8787 and 8888); the trees: `. .@SGEMM_DB_PIPE=32` "
+               "on a source whose loop was off unless asked, `.@SGEMM_DB_PIPE=0 .` before it "
+               "was narrowed, `.@SGEMM_DB_PIPE=2 .` after"),
+    Claim("rung9-sass", "Rung 9's main loop read from its SASS (the 256x128 tile, four "
+          "layouts, sm_90a), and the final tree's rung 9 cubins against the tested trees'",
+          ("rung9-sass-cpu-2026-11-27.log",), "python bench/probes/rung9_sass.py mix; "
+          "python bench/probes/rung9_sass.py same CACHE_A CACHE_B",
+          ("docs/notes/ffma-fast.md",), note="CPU only: NVRTC and nvdisasm, no GPU"),
     Claim("suite-pipe-all", "The public suite on the tree with rung 9's pipelined loop on "
           "every aligned layout (the layout refit in; the tuned table keeps every plan)",
           ("suite-pipe-all-h100-2026-11-27.json",), _SUITE_CMD, ("docs/notes/ffma-fast.md",)),
@@ -863,7 +874,7 @@ CLAIMS: tuple[Claim, ...] = (
           ("README.md", "docs/reliability.md"), _suites(GPU_TESTS_FULL),
           "after the prebuild, on the tree with rung 9's pipelined loop on every layout; the "
           "final tree's cubins are byte-identical to that tree's (TA) or the previous tree's "
-          "(NVRTC 13.5, docs/notes/ffma-fast.md)"),
+          "(rung9-sass-cpu-2026-11-27.log)"),
     Claim("gpu-tests-unaligned", "The whole GPU suite on the tree with the refitted "
           "unaligned-load factors, in two runs: passed", GPU_TESTS_UNALIGNED,
           "python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/FILES",
