@@ -12,13 +12,16 @@ How (all in one plan, stream-ordered, PDL between the launches):
 
 1. ``pack_operands`` (kernels/cuda/37_pack.cu) copies the operands that need
    it into one workspace, leading dimension rounded up to a multiple of 4 and
-   zero padding, so op(A) has m4 = ceil4(m) rows and op(B) n4 = ceil4(n)
-   columns.  An operand that is already aligned with its m/n a multiple of 4
-   is used in place.
-2. The aligned problem m4 x n4 x k goes through the ordinary dispatcher
-   (tuned table, heuristic) with alpha = 1, beta = 0, into a workspace C'.
-   When its own scheme is split-K, the reduction launch is redirected to the
-   real C instead (the slices are already in a workspace), so there is no C'.
+   zero padding.  An operand whose base and leading dimension are aligned is
+   used in place, whatever its m or n: the kernels guard the edges of a
+   tile element by element, so an odd extent costs no copy.  An x @ W^T
+   layer onto a 50257-wide vocabulary has A and B aligned and only C's
+   pitch odd: it copies nothing and pays for C' alone.
+2. The aligned problem m x n x k goes through the ordinary dispatcher
+   (tuned table, heuristic) with alpha = 1, beta = 0, into a workspace C'
+   (leading dimension ceil4(m)).  When its own scheme is split-K, the
+   reduction launch is redirected to the real C instead (the slices are
+   already in a workspace), so there is no C'.
 3. Otherwise ``splitk_reduce`` with one slice applies C = alpha*C' + beta*C
    (and the epilogue: bias, activation) to the real m x n block (beta == 0
    never reads C, as everywhere).
@@ -53,14 +56,13 @@ def enabled() -> bool:
     return os.environ.get("SGEMM_PACK", "1") not in ("0", "off", "no", "")
 
 
-def _operand_ok(ptr: int, ld: int, extent: int) -> bool:
-    """Usable in place: 16-byte base, ld a multiple of 4, and its m or n
-    extent a multiple of 4 (so m4 = m, n4 = n)."""
-    return ptr % 16 == 0 and ld % 4 == 0 and extent % 4 == 0
+def _operand_ok(ptr: int, ld: int) -> bool:
+    """Usable in place: a 16-byte base and ld a multiple of 4."""
+    return ptr % 16 == 0 and ld % 4 == 0
 
 
 def _c_in_place(prob: Problem) -> bool:
-    return _operand_ok(prob.c, prob.ldc, prob.m) and prob.n % 4 == 0
+    return _operand_ok(prob.c, prob.ldc)
 
 
 def extra_bytes(prob: Problem) -> int:
@@ -106,7 +108,7 @@ def _jobs(prob: Problem) -> list[tuple]:
     jobs, off = [], 0
     for ptr, ld, kcont, dim in ((prob.a, prob.lda, prob.ta, prob.m),
                                 (prob.b, prob.ldb, not prob.tb, prob.n)):
-        if _operand_ok(ptr, ld, dim):
+        if _operand_ok(ptr, ld):
             jobs.append(None)
             continue
         rows, cols, ldd, cpad = _panel(kcont, dim, prob.k)
@@ -116,12 +118,12 @@ def _jobs(prob: Problem) -> list[tuple]:
 
 
 def _inner(prob: Problem, a, lda, b, ldb, c, ldc) -> Problem:
-    """The aligned m4 x n4 x k problem on the copies; alpha, beta stay with
-    the epilogue unless the GEMM writes C itself."""
+    """The aligned m x n x k problem on the copies or operands in place;
+    alpha, beta stay with the epilogue unless the GEMM writes C itself."""
     direct = _c_in_place(prob)
     # the epilogue goes with alpha and beta: into the GEMM when it writes C
-    # (then m4 = m and n4 = n: same origin, same bias), else into the reduction
-    return Problem(m=_ceil4(prob.m), n=_ceil4(prob.n), k=prob.k, ta=prob.ta, tb=prob.tb,
+    # (same origin, same bias), else into the reduction
+    return Problem(m=prob.m, n=prob.n, k=prob.k, ta=prob.ta, tb=prob.tb,
                    a=a, lda=lda, b=b, ldb=ldb, c=c, ldc=ldc,
                    alpha=prob.alpha if direct else 1.0, beta=prob.beta if direct else 0.0,
                    bias=prob.bias if direct else 0, epi=prob.epi if direct else 0)
@@ -137,21 +139,21 @@ def workspace_floats(prob: Problem) -> int:
     """Upper bound of pack_launches' workspace (C' counted even where split-K
     makes it unnecessary)."""
     used = _copies_floats(_jobs(prob))
-    return used if _c_in_place(prob) else used + _ceil4(prob.m) * _ceil4(prob.n)
+    return used if _c_in_place(prob) else used + _ceil4(prob.m) * prob.n
 
 
 def pack_launches(prob: Problem, dev, spec, params):
     """(spec, params, scheme, launches) of the pack scheme for one problem:
     the copies, then `spec` with `params` (the dispatcher's choice for the
-    original problem: tile counts are the same for m4 x n4, since tiles are
-    multiples of 4) on the aligned copies, then the epilogue."""
+    original problem, whose m x n it keeps) on the aligned operands, then
+    the epilogue."""
     from .launches import (WorkspaceLaunch, allocate_workspace, direct_launches,
                            reduce_args, scheme_for, scheme_launches)
     from .kernels.schemes import REDUCE_SCALAR, REDUCE_VEC, reduce_grid
     from .kernels.utility import PACK
     from .runtime import launcher
 
-    m4, n4 = _ceil4(prob.m), _ceil4(prob.n)
+    m4 = _ceil4(prob.m)         # the leading dimension of C', the GEMM's own output
     ja, jb = _jobs(prob)
     jobs = [j for j in (ja, jb) if j is not None]
     used = _copies_floats(jobs)
@@ -159,7 +161,7 @@ def pack_launches(prob: Problem, dev, spec, params):
     scheme = scheme_for(spec, params, prob)
     # split-K sums its slices straight into C: no C' then
     need_cp = not c_direct and scheme != "splitk"
-    owner, ws = allocate_workspace(used + (m4 * n4 if need_cp else 0), dev.id)
+    owner, ws = allocate_workspace(used + (m4 * prob.n if need_cp else 0), dev.id)
     a = ws + 4 * ja[6] if ja else prob.a
     b = ws + 4 * jb[6] if jb else prob.b
     if c_direct:
@@ -194,7 +196,7 @@ def pack_launches(prob: Problem, dev, spec, params):
         w, ldw, sw = gemm[-1].args[3:6]
         slices, gemm = gemm[-1].args[2], gemm[:-1]
     else:
-        slices, w, ldw, sw = np.int32(1), c, m4, m4 * n4
+        slices, w, ldw, sw = np.int32(1), c, m4, m4 * prob.n
     vec = prob.c % 16 == 0 and prob.ldc % 4 == 0
     rspec = REDUCE_VEC if vec else REDUCE_SCALAR
     kr = launcher.get_kernel(rspec, rspec.configs["default"], False, False, False, dev)

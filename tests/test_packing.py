@@ -43,9 +43,9 @@ def _problem(m, n, k, ta, tb, lda_pad, ldb_pad, ldc_pad, offs):
                    c=4 * c0, ldc=ldc, alpha=-1.5, beta=0.25), end
 
 
-CASES = list(itertools.product([(13, 9, 7), (8, 12, 5), (5, 16, 11)],
+CASES = list(itertools.product([(13, 9, 7), (8, 12, 5), (5, 16, 11), (13, 9, 8)],
                                itertools.product((False, True), repeat=2),
-                               [(1, 0, 3), (0, 2, 0), (3, 1, 1)],
+                               [(1, 0, 3), (0, 2, 0), (3, 1, 1), (0, 0, 1)],
                                [(1, 0, 0), (0, 0, 0)]))
 
 
@@ -71,11 +71,10 @@ def test_model_equals_gemm(shape, trans, pads, offs):
                            ja[4] if ja else prob.lda,
                            4 * (ws0 + jb[6]) if jb else prob.b,
                            jb[4] if jb else prob.ldb, 0, 0)
-    assert inner.m % 4 == 0 and inner.n % 4 == 0 and inner.k == k
+    assert (inner.m, inner.n, inner.k) == (m, n, k)
     for ptr, ld in ((inner.a, inner.lda), (inner.b, inner.ldb)):
-        if ptr != prob.a and ptr != prob.b:
-            assert ptr % 16 == 0 and ld % 4 == 0
-    # the aligned kernel reads m4 x k and k x n4: every element must be finite
+        assert ptr % 16 == 0 and ld % 4 == 0         # copied, or aligned in place
+    # the aligned kernel reads m x k and k x n: every element must be finite
     Ai = _read(mem, inner.a // 4, inner.lda, inner.ta, inner.m, k)
     Bi = _read(mem, inner.b // 4, inner.ldb, not inner.tb, inner.n, k).T
     assert np.isfinite(Ai).all() and np.isfinite(Bi).all()
@@ -93,7 +92,23 @@ def test_workspace_counts_every_copy():
     ja, jb = packing._jobs(prob)
     assert ja[4] == 1024 and ja[5] == 1021           # m padded to 1024, k columns
     assert jb[4] == 1024 and jb[5] == 1028           # k rows padded, n padded to 1028
-    assert packing.workspace_floats(prob) == 1024 * 1021 + 1024 * 1028 + 1024 * 1028
+    # C' has C's m x n, its leading dimension rounded up to 4
+    assert packing.workspace_floats(prob) == 1024 * 1021 + 1024 * 1028 + 1024 * 1025
+
+
+def test_aligned_operands_of_odd_extent_are_not_copied():
+    # y = x @ W^T onto a 50257-wide vocabulary, canonical: A = W (k-contiguous,
+    # lda = k) and B = x^T (ldb = k) aligned, m = 50257 odd, C's pitch odd
+    prob = Problem(m=50257, n=512, k=2048, ta=True, tb=False, a=1 << 30, lda=2048,
+                   b=2 << 30, ldb=2048, c=3 << 30, ldc=50257)
+    assert not prob.aligned and packing.wants_pack(prob)
+    assert packing._jobs(prob) == [None, None]
+    assert packing.extra_bytes(prob) == 8 * 50257 * 512            # C' written and read
+    assert packing.workspace_floats(prob) == 50260 * 512
+    # an aligned C of odd m is written in place: nothing extra at all
+    ok = Problem(**{**prob.__dict__, "ldc": 50260, "b": (2 << 30) + 4})
+    assert packing._c_in_place(ok) and packing._jobs(ok)[0] is None
+    assert packing._jobs(ok)[1] is not None                       # B's base is off by 4 bytes
 
 
 def test_when_it_applies(monkeypatch):

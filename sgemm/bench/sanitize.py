@@ -156,6 +156,12 @@ GLOBAL = [
          alpha=1.0, beta=0.5, kernel="auto", env={"SGEMM_PACK": "always"}),
     dict(tag="pack-k5T", m=64, n=132, k=5, ta=True, tb=True, orders="CCF", pad=1, off=0,
          alpha=1.0, beta=0.0, kernel="auto", env={"SGEMM_PACK": "always"}),
+    # ... and with A and B aligned in place though m and n are odd, only C's
+    # pitch odd (a vocabulary head's y = x @ W^T): no copies, the GEMM into C'
+    dict(tag="pack-inplace", m=129, n=127, k=64, ta=False, tb=True, orders="CCC", pad=0,
+         off=0, alpha=1.0, beta=0.5, kernel="auto", env={"SGEMM_PACK": "always"}),
+    dict(tag="pack-inplace-T", m=130, n=67, k=32, ta=True, tb=False, orders="FFC", pad=0,
+         off=0, alpha=-1.0, beta=0.0, kernel="auto", env={"SGEMM_PACK": "always"}),
 ]
 
 
