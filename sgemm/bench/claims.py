@@ -500,6 +500,14 @@ CLAIMS: tuple[Claim, ...] = (
                "extent in place, before a timed batch held at least three runs",
                "judge-h100-2026-11-27", ("ak", "al", "am", "an", "ao", "ap"),
                ("docs/notes/dispatch.md",)),
+    _judge_set("judge-one-batch", "Six fresh judges on a variant of the final tree, not "
+               "adopted: one timed batch of the measured choice where it lasts 1 ms (so plans "
+               "up to the 2 ms cap fit its time bound)", "judge-h100-2026-11-27",
+               ("aw", "ax", "ay", "az", "ba", "bb"), ("docs/notes/dispatch.md",)),
+    Claim("first-call-measured", "First calls of long plans in fresh processes on that "
+          "variant: what the measured choice timed and kept",
+          ("first-call-measured-h100-2026-11-27.log",),
+          "python bench/probes/first_call_measured.py", ("docs/notes/dispatch.md",)),
     _judge_set("judge-pipe-all", "Three fresh judges on the tree with the layout refit and "
                "rung 9's pipelined loop on every layout (before it was narrowed to a "
                "k-contiguous A)", "judge-h100-2026-11-27", ("ab", "ac", "ad"),
