@@ -504,6 +504,12 @@ CLAIMS: tuple[Claim, ...] = (
                "adopted: one timed batch of the measured choice where it lasts 1 ms (so plans "
                "up to the 2 ms cap fit its time bound)", "judge-h100-2026-11-27",
                ("aw", "ax", "ay", "az", "ba", "bb"), ("docs/notes/dispatch.md",)),
+    Claim("first-call-no-bytecode", "A process's first call on a fresh editable copy "
+          "without bytecode, four problems, with four and with six candidates measured, and "
+          "its cProfile", ("first-call-no-bytecode-h100-2026-11-27.log",),
+          "NOPROF_ONLY=1 python bench/probes/judge_first_call.py M,N,K,TA,TB,PREC ...; then "
+          "python bench/probes/judge_first_call.py 77,50257,1024,0,1,ieee 3072,768,32,1,0,ieee",
+          ("docs/notes/first-call.md",), note="no python -m compileall before it"),
     Claim("first-call-measured", "First calls of long plans in fresh processes on that "
           "variant: what the measured choice timed and kept",
           ("first-call-measured-h100-2026-11-27.log",),
