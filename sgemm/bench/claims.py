@@ -504,6 +504,10 @@ CLAIMS: tuple[Claim, ...] = (
                "adopted: one timed batch of the measured choice where it lasts 1 ms (so plans "
                "up to the 2 ms cap fit its time bound)", "judge-h100-2026-11-27",
                ("aw", "ax", "ay", "az", "ba", "bb"), ("docs/notes/dispatch.md",)),
+    Claim("alignment-classes", "The ieee ratios of 18 judges by which of A, B and C allow "
+          "16-byte access (CPU)", ("alignment-classes-cpu-2026-11-27.log",),
+          "python bench/probes/alignment_classes.py bench/results/judge-h100-2026-11-27-"
+          "{ak..bb}.json", ("docs/notes/dispatch.md",)),
     Claim("first-call-no-bytecode", "A process's first call on a fresh editable copy "
           "without bytecode, four problems, with four and with six candidates measured, and "
           "its cProfile", ("first-call-no-bytecode-h100-2026-11-27.log",),
