@@ -15,7 +15,14 @@ it, is
 where a wave puts q blocks on the busiest SM (q <= the blocks resident per
 SM), w = 2 BM BN K_slice is one block's work, F is the config's sustained
 FP32 rate per SM (flop/s) once q_sat blocks share the SM, and t0 its fixed
-cost per wave (prologue, epilogue, the first k-tile's latency).  Operands
+cost per wave (prologue, epilogue, the first k-tile's latency).  Where a
+config has a measured one-block rate for unaligned operands (``occ_u1``, a
+fraction of F), unaligned problems take a line from it at q = 1 to F at
+the blocks resident per SM instead of min(1, q / q_sat).  Rung 9's 128x64
+tile's line is 0.75 x F with one block and 0.87 with two (of three), where
+min(1, q / 1.25) says 0.8 and 1: under the knee its one-wave plans of two
+blocks an SM ran 1.14-1.35x slower than predicted (docs/notes/dispatch.md,
+tenth session).  Operands
 that forbid float4 loads run at ``unaligned`` x F, and each of the four
 storage layouts (op(A) and op(B) transposed or not) at ``layout[2 ta + tb]``
 x F: an operand stored along k is transposed on its way into shared memory,
@@ -52,7 +59,7 @@ class Rate(Record):
     """One config's measured behaviour (see the module docstring).  A Record
     (records.py)."""
 
-    __slots__ = ("peak_frac", "q_sat", "t0", "unaligned", "store", "mem", "layout")
+    __slots__ = ("peak_frac", "q_sat", "t0", "unaligned", "store", "mem", "layout", "occ_u1")
 
     def __init__(
             self,
@@ -62,9 +69,19 @@ class Rate(Record):
             unaligned: float = 0.85,    # F factor for scalar (unaligned) loads
             store: float = 1.0,         # C's share of bandwidth with unaligned (scalar) stores
             mem: float = 1.0,           # A's and B's share of bandwidth (reads the kernel makes)
-            layout: tuple = NEUTRAL_LAYOUT):  # F factor per layout, index 2 ta + tb
+            layout: tuple = NEUTRAL_LAYOUT,  # F factor per layout, index 2 ta + tb
+            occ_u1: float = 0.0):       # unaligned: the rate at one block an SM, x F (0: q_sat)
         self.peak_frac, self.q_sat, self.t0, self.unaligned = peak_frac, q_sat, t0, unaligned
-        self.store, self.mem, self.layout = store, mem, layout
+        self.store, self.mem, self.layout, self.occ_u1 = store, mem, layout, occ_u1
+
+    def occupancy(self, q: int, per_sm: int, aligned: bool) -> float:
+        """The fraction of F a wave with q blocks on the busiest SM runs at
+        (per_sm: the blocks resident per SM)."""
+        if aligned or not self.occ_u1:
+            return min(1.0, q / min(self.q_sat, per_sm))
+        if q >= per_sm:
+            return 1.0
+        return self.occ_u1 + (1.0 - self.occ_u1) * (q - 1) / (per_sm - 1)
 
 
 class Machine(Record):
@@ -129,7 +146,7 @@ class Calibration(Record):
     def to_json(self) -> dict:
         return {"format": CALIBRATION_FORMAT, "gpu": self.gpu, "clock_khz": self.clock_khz,
                 "machine": self.machine.as_dict(),
-                "rates": {k: v.as_dict() for k, v in sorted(self.rates.items())}}
+                "rates": {k: _rate_json(v) for k, v in sorted(self.rates.items())}}
 
     @classmethod
     def from_json(cls, data: dict, source: str) -> "Calibration | None":
@@ -142,6 +159,14 @@ class Calibration(Record):
                        int(data.get("clock_khz", 0)), source)
         except (KeyError, TypeError):
             return None
+
+
+def _rate_json(r: Rate) -> dict:
+    """A rate's fields as JSON takes them, without an unmeasured one-block rate."""
+    d = r.as_dict()
+    if not d["occ_u1"]:
+        del d["occ_u1"]
+    return d
 
 
 def default_calibration(dev: DeviceInfo) -> Calibration:
@@ -288,8 +313,10 @@ def resident(spec: KernelSpec, p: TileParams, dev: DeviceInfo, regs: int | None 
 
 
 def compute_time(blocks: int, flops: float, per_sm: int, sms: int, F: float, q_sat: float,
-                 t0: float) -> float:
-    """Whole waves of blocks; the last one holds what is left."""
+                 t0: float, occupancy=None) -> float:
+    """Whole waves of blocks; the last one holds what is left.  A wave of q
+    blocks on the busiest SM runs at occupancy(q) x F (default min(1, q /
+    q_sat))."""
     if blocks <= 0:
         return 0.0
     slots = sms * per_sm
@@ -299,7 +326,8 @@ def compute_time(blocks: int, flops: float, per_sm: int, sms: int, F: float, q_s
         if not waves:
             continue
         q = math.ceil(n / sms)
-        t += waves * (q * flops / (F * min(1.0, q / q_sat)) + t0)
+        occ = min(1.0, q / q_sat) if occupancy is None else occupancy(q)
+        t += waves * (q * flops / (F * occ) + t0)
     return t
 
 
@@ -339,7 +367,9 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     per_sm = resident(spec, p, dev, regs)
     two = two_launch_split(spec, p)
     s = split_of(spec, p)
-    comp = compute_time(blocks, flops, per_sm, dev.sm_count, F, min(r.q_sat, per_sm), r.t0)
+    q_sat = min(r.q_sat, per_sm)
+    occ = (lambda q: r.occupancy(q, per_sm, aligned)) if r.occ_u1 and not aligned else None
+    comp = compute_time(blocks, flops, per_sm, dev.sm_count, F, q_sat, r.t0, occ)
     tail = 0
     if two:             # the slices written and read back: full ones and the shorter last
         _, full, tail = split_slices(prob.k, s, p.BK)
@@ -353,10 +383,10 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
         short = blocks // full
         idle = -blocks % (dev.sm_count * per_sm)
         comp += compute_time(max(0, short - idle), flops * tail / kslice, per_sm,
-                             dev.sm_count, F, min(r.q_sat, per_sm), r.t0)
+                             dev.sm_count, F, q_sat, r.t0, occ)
     elif tail:          # the shorter last slice: one more launch, after the full ones
         comp += compute_time(blocks // full, flops * tail / kslice, per_sm, dev.sm_count, F,
-                             min(r.q_sat, per_sm), r.t0) + cal.machine.launch_gap
+                             q_sat, r.t0, occ) + cal.machine.launch_gap
     mem = memory_time(prob, s, two, bw, 1.0 if aligned else r.store, r.mem)
     if spec.extra.get("scheme") == "gemv":     # streaming blocks: few of them cannot reach bw
         mem /= min(1.0, cal.machine.sm_stream * min(blocks, dev.sm_count) / dev.sm_count)

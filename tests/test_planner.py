@@ -72,6 +72,45 @@ def test_fit_recovers_a_known_rate():
     assert math.isclose(r.peak_frac, 0.4, rel_tol=0.1) and errs[key] < 0.05, (r, errs)
 
 
+def test_unaligned_occupancy_line():
+    """occ_u1 draws a line from occ_u1 x F at one block an SM to F at full
+    residency, on unaligned problems only; without it the knee applies."""
+    r = cost.Rate(peak_frac=0.5, q_sat=1.25, occ_u1=0.7)
+    assert [r.occupancy(q, 3, aligned=False) for q in (1, 2, 3, 4)] == \
+        pytest.approx([0.7, 0.85, 1.0, 1.0])
+    assert [r.occupancy(q, 3, aligned=True) for q in (1, 2, 3)] == pytest.approx([0.8, 1, 1])
+    assert cost.Rate(peak_frac=0.5, q_sat=2).occupancy(1, 3, aligned=False) == 0.5
+    assert r.occupancy(1, 1, aligned=False) == 1.0      # one block resident: it is full
+
+
+def test_unaligned_occupancy_moves_only_unaligned_predictions():
+    spec = registry.KERNELS["double_buffer"]
+    p = spec.configs["rect"]
+    cal = cost.calibration(H100)
+    key = cost.config_key(spec, p, prob(256, 300, 4096))
+    assert cal.rates[key].occ_u1, "the shipped calibration carries rung 9's line"
+    plain = cost.Calibration(cal.gpu, cal.machine, {
+        **cal.rates, key: cost.Rate(**{**cal.rates[key].as_dict(), "occ_u1": 0.0})},
+        cal.clock_khz, "test")
+    aligned = prob(256, 320, 4096)                 # one wave of 40 blocks: q = 1
+    unaligned = calibrate.problem_of(dict(m=256, n=300, k=4096, batch=1, ta=False, tb=False,
+                                          aligned=False))
+    assert not spec.aligned_for(unaligned) and spec.aligned_for(aligned)
+    t = {name: [cost.predict(spec, p, pr, H100, c)["compute"] for c in (cal, plain)]
+         for name, pr in (("aligned", aligned), ("unaligned", unaligned))}
+    assert t["aligned"][0] == t["aligned"][1]
+    assert t["unaligned"][0] > t["unaligned"][1]   # 0.75 of F alone, where the knee says 0.8
+
+
+def test_calibration_json_keeps_the_line_and_omits_it_when_unset():
+    cal = cost.calibration(H100)
+    back = cost.Calibration.from_json(cal.to_json(), "round trip")
+    assert back.rates == cal.rates
+    doc = cal.to_json()["rates"]
+    assert any("occ_u1" in v for v in doc.values())
+    assert all("occ_u1" not in v for k, v in doc.items() if not cal.rates[k].occ_u1)
+
+
 def test_shipped_calibration_loads():
     cal = cost.calibration(H100)
     assert cal.rates and cal.source.endswith(".json")

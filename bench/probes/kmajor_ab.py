@@ -8,11 +8,14 @@ split 1 and at the split of the planner's pick;
 each is checked against fp64 on a NaN-poisoned output before it is timed.
 (The committed file of 2026-11-27 also has medium/k128x128, a config since
 dropped.)
-Problems: a fixed set of the rows the notes name (attention PV, x @ W^T
-layers, deep K) and N more drawn from sgemm.calibrate.sample (the planner's
-calibration distribution, not the judge's) with this probe's seed.
+Problems: N drawn from sgemm.calibrate.sample (the planner's calibration
+distribution, not the judge's) with this probe's seed, after them a fixed
+set of the rows the notes name (attention PV, x @ W^T layers, deep K;
+NO_FIXED=1 leaves it out); DRAW=CATEGORY:N:SEED puts N problems of one of
+the judge's categories (its draw(), this seed) first.
 
     OUT=dir python bench/probes/kmajor_ab.py [N] [SEED]
+    DRAW=deep-k:12:7777 OUT=dir python bench/probes/kmajor_ab.py 0
 """
 import json
 import math
@@ -50,8 +53,13 @@ FIXED = [  # (batch, m, n, k, ta, tb) as the judge calls them
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    probs = list(FIXED) + [(p["batch"], p["m"], p["n"], p["k"], p["ta"], p["tb"])
-                           for p in calibrate.sample(seed, n)]
+    drawn = calibrate.sample(seed, n)
+    if os.environ.get("DRAW"):        # DRAW=CATEGORY:N:SEED, the judge's draw(), first
+        from _draw import judge_draws
+        cat, cnt, dseed = os.environ["DRAW"].split(":")
+        drawn = judge_draws(cat, int(cnt), int(dseed)) + drawn
+    probs = [(p["batch"], p["m"], p["n"], p["k"], p["ta"], p["tb"]) for p in drawn]
+    probs += [] if os.environ.get("NO_FIXED") else list(FIXED)
     rows, t_start = [], time.time()
     for (b, m, n_, k, ta, tb) in probs:
         if time.time() - t_start > float(os.environ.get("BUDGET_S", "240")):

@@ -238,12 +238,13 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-27-{s}.json" for s in ("aq", "ar", "as", "at", "au", "av"))
+JUDGE = tuple(f"judge-h100-2026-11-28-{s}.json" for s in "abcdef")
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
-SUITE = "suite-h100-2026-11-27-f.json"
+SUITE = "suite-h100-2026-11-28.json"
+UNTUNED = "judge-untuned-h100-2026-11-28.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
@@ -363,10 +364,10 @@ CLAIMS: tuple[Claim, ...] = (
           note="the limit's predicted cost on their skinny rows: python "
           "bench/probes/skinny_limit_cost.py"),
     Claim("judge-untuned", "Random problems, the cost model alone (`SGEMM_TUNED=0`): "
-          "FP32 geometric mean", ("judge-untuned-h100-2026-11-27-e.json",),
-          "SGEMM_TUNED=0 python judge.py", ("README.md",),
-          _judge(("judge-untuned-h100-2026-11-27-e.json",), "ieee", "geomean"),
-          note="on the final tree (six candidates measured in batches of at least three)"),
+          "FP32 geometric mean", (UNTUNED,),
+          "SGEMM_TUNED=0 python judge.py --precisions ieee", ("README.md",),
+          _judge((UNTUNED,), "ieee", "geomean"),
+          note="on the final tree (the unaligned occupancy line in the cost model)"),
     Claim("gemv-x-ab", "A trial: sgemm_gemv's float4 loads where its big operand alone is "
           "16-byte aligned (the small operand or C not), tree A/B on the 13 of 1500 "
           "judge-distribution problems (own seed 7272) it changes and two judge rows: slower "
@@ -500,6 +501,47 @@ CLAIMS: tuple[Claim, ...] = (
                "extent in place, before a timed batch held at least three runs",
                "judge-h100-2026-11-27", ("ak", "al", "am", "an", "ao", "ap"),
                ("docs/notes/dispatch.md",)),
+    _judge_set("judge-reps", "Six fresh judges on the tree before the unaligned occupancy "
+               "line (342138b: six candidates measured in batches of at least three)",
+               "judge-h100-2026-11-27", ("aq", "ar", "as", "at", "au", "av"),
+               ("docs/notes/dispatch.md",)),
+    Claim("narrow-batch-sweep", "Every FFMA candidate timed on 70 batched problems with a "
+          "side of at most 32 (the planner's distribution, own seed 6262), rung 13's narrow "
+          "tiles of an experiment among them, and the probe's report",
+          ("narrow-batch-sweep-h100-2026-11-27.json", "narrow-batch-report-cpu-2026-11-28.log"),
+          "OUT=dir python bench/probes/narrow_batch_sweep.py sweep 70 6262 200; then "
+          "python bench/probes/narrow_batch_sweep.py report FILE", ("docs/notes/dispatch.md",),
+          note="the kmajor k32x32 .. k128x32 configs were in the experiment tree only"),
+    Claim("kmajor-lean-ab", "Rung 13 against rung 9 tile for tile on 14 deep-K draws (own "
+          "seed 7777) and the probe's fixed rows, as shipped and with one k-group of "
+          "fragments at three blocks an SM (an experiment)", ("kmajor-lean-ab-h100-2026-11-27.json",),
+          "DRAW=deep-k:14:7777 BUDGET_S=130 OUT=dir python bench/probes/kmajor_ab.py 0 (and "
+          "with SGEMM_DEFINES=KM_LEAN=1,KM_MINB=3 on the experiment tree)",
+          ("docs/notes/ffma-fast.md",)),
+    Claim("fixed-cost-refit", "Each config's per-wave cost refitted with its rate on the "
+          "present sweeps: held-out regret (CPU)", ("fixed-cost-refit-cpu-2026-11-28.log",),
+          "python bench/probes/fixed_cost_refit.py fit|crossval SWEEPS",
+          ("docs/notes/dispatch.md",)),
+    Claim("gemv-hoist-registers", "ptxas for every gemv instantiation, shipped against an "
+          "experiment that loads the big operand's first group before staging the small one "
+          "(CPU)", ("gemv-hoist-registers-cpu-2026-11-28.log",),
+          "compile_kernel(...).resources() over KERNELS['gemv'].instantiations(), both trees",
+          ("docs/notes/dispatch.md",)),
+    Claim("occupancy-refit", "The unaligned occupancy line (and a factor per q) fitted on "
+          "the present sweeps: held-out regret, and the fit that ships (CPU)",
+          ("occupancy-refit-cpu-2026-11-28.log",),
+          "python bench/probes/occupancy_refit.py [--linear] [--write] SWEEPS",
+          ("docs/notes/dispatch.md",)),
+    Claim("occ-u1-ab", "Tree A/B on the 33 of 600 judge-distribution problems (own seed "
+          "5757) whose ieee pick the unaligned occupancy line moves, the model's plans",
+          ("occ-u1-ab-h100-2026-11-28.json",),
+          "PROBS=\"$(python bench/probes/store_refit.py moved OLD_CAL.json 600 5757)\" "
+          "OUT=dir python bench/probes/tree_ab.py BASE . moved 0 0 2", ("docs/notes/dispatch.md",)),
+    Claim("occ-perq-ab", "The same A/B for the two variants with a factor per q, not adopted: "
+          "free (the moved 58) and held at 1 from full residency (the moved 47)",
+          ("occ-perq-free-ab-h100-2026-11-28.json", "occ-perq-ab-h100-2026-11-28.json"),
+          "PROBS=... OUT=dir python bench/probes/tree_ab.py BASE . moved 0 0 2",
+          ("docs/notes/dispatch.md",)),
     _judge_set("judge-one-batch", "Six fresh judges on a variant of the final tree, not "
                "adopted: one timed batch of the measured choice where it lasts 1 ms (so plans "
                "up to the 2 ms cap fit its time bound)", "judge-h100-2026-11-27",
@@ -543,7 +585,7 @@ CLAIMS: tuple[Claim, ...] = (
           "bash scripts/gpu_session.sh prebuild judge judge judge suite",
           ("docs/notes/dispatch.md",)),
     Claim("suite-geomean", "Public suite (the fixed shapes of `bench/shapes/public.txt`): "
-          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-27-f-ratio.png"),
+          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-28-ratio.png"),
           _SUITE_CMD, ("README.md",), _suite(("geomean_ratio",), "{:.2f}×")),
     Claim("suite-min", "Public suite: worst shape", (SUITE,), _SUITE_CMD, ("README.md",),
           _suite(("min_ratio",), "{:.2f}×")),
