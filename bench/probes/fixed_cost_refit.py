@@ -32,7 +32,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from store_refit import SHIPPED  # noqa: E402
+from store_refit import SHIPPED, pick_regret  # noqa: E402
 
 T0S = np.array([0.0] + [0.25e-6 * 1.35 ** i for i in range(15)])    # up to ~17 us
 SCALES = np.exp(np.linspace(math.log(0.7), math.log(1.4), 15))
@@ -101,20 +101,11 @@ def fit_points(pts, quiet=False, only=()) -> dict:
 
 
 def regret(pts, new: dict) -> list:
-    """log(measured time of the pick / fastest) per problem, picks by the
+    """Per problem, log(measured time of the pick / fastest), picks by the
     shipped rates changed where ``new`` says."""
-    by = {}
-    for p in pts:
-        by.setdefault(p[0], []).append(p)
-    logs = []
-    for ps in by.values():
-        if len(ps) < 2:
-            continue
-        tot = [predicted([p], np.array([new.get(p[1], (p[8], 1.0))[0]]),
-                         np.array([new.get(p[1], (p[8], 1.0))[1]]))[0, 0, 0] for p in ps]
-        pick = ps[int(np.argmin(tot))]
-        logs.append(math.log(pick[2] / min(p[2] for p in ps)))
-    return logs
+    return pick_regret(pts, lambda ps: [
+        predicted([p], np.array([new.get(p[1], (p[8], 1.0))[0]]),
+                  np.array([new.get(p[1], (p[8], 1.0))[1]]))[0, 0, 0] for p in ps])
 
 
 def load(paths):

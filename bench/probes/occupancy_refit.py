@@ -35,7 +35,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from store_refit import SHIPPED  # noqa: E402
+from store_refit import SHIPPED, pick_regret  # noqa: E402
 
 GRID = np.exp(np.linspace(math.log(0.3), 0.0, 30))     # a factor of F, at most 1
 FAMILIES = ("double_buffer:",)
@@ -146,16 +146,7 @@ def fit(pts) -> dict:
 
 
 def regret(pts, occ_by_key) -> list:
-    by = {}
-    for p in pts:
-        by.setdefault(p[0], []).append(p)
-    logs = []
-    for ps in by.values():
-        if len(ps) < 2:
-            continue
-        t = totals(ps, occ_by_key)
-        logs.append(math.log(ps[int(np.argmin(t))][2] / min(p[2] for p in ps)))
-    return logs
+    return pick_regret(pts, lambda ps: totals(ps, occ_by_key))
 
 
 def residuals(paths) -> None:

@@ -93,6 +93,24 @@ def sweep(n: int, seed: int, seconds: float, keep=store_heavy, families=FAMILIES
     print(f"{len(data['rows'])} problems -> {out}")
 
 
+def pick_regret(pts, totals) -> list:
+    """log(measured seconds of the model's pick / the fastest measured) per
+    problem with two or more timed candidates.  pts: tuples (problem id,
+    config key, measured seconds, ...); totals(group) -> predicted seconds
+    of each point of one problem (the refit probes' own model)."""
+    by = {}
+    for p in pts:
+        by.setdefault(p[0], []).append(p)
+    logs = []
+    for ps in by.values():
+        if len(ps) < 2:
+            continue
+        t = list(totals(ps))
+        pick = ps[t.index(min(t))]
+        logs.append(math.log(pick[2] / min(p[2] for p in ps)))
+    return logs
+
+
 def with_factor(rate: dict, field: str, part, value) -> dict:
     """A rate's fields with ``field`` set to value (its ``part``-th entry for
     the per-layout factors, part None otherwise)."""

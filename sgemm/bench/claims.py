@@ -522,6 +522,11 @@ CLAIMS: tuple[Claim, ...] = (
           "present sweeps: held-out regret (CPU)", ("fixed-cost-refit-cpu-2026-11-28.log",),
           "python bench/probes/fixed_cost_refit.py fit|crossval SWEEPS",
           ("docs/notes/dispatch.md",)),
+    Claim("warm-first-call", "The two shapes whose first calls passed 50 ms late in the "
+          "tenth session's judges, each as a new shape in a process that has called five "
+          "others, three fresh processes each, under cProfile",
+          ("warm-first-call-h100-2026-11-28.log",),
+          "REPEAT=3 python bench/probes/warm_first_call.py", ("docs/notes/first-call.md",)),
     Claim("gemv-hoist-registers", "ptxas for every gemv instantiation, shipped against an "
           "experiment that loads the big operand's first group before staging the small one "
           "(CPU)", ("gemv-hoist-registers-cpu-2026-11-28.log",),
