@@ -81,13 +81,9 @@ def _work(feats, dev: DeviceInfo, q_sat: float):
     A = np.zeros(len(feats))
     B = np.zeros(len(feats))
     for i, (blocks, flops, per_sm, *_rest) in enumerate(feats):
-        slots = dev.sm_count * per_sm
-        full, rem = divmod(blocks, slots)
-        for n, waves in ((slots, full), (rem, 1 if rem else 0)):
-            if waves:
-                q = math.ceil(n / dev.sm_count)
-                A[i] += waves * q * flops / min(1.0, q / min(q_sat, per_sm))
-                B[i] += waves
+        for q, n in cost.waves(blocks, per_sm, dev.sm_count):
+            A[i] += n * q * flops / min(1.0, q / min(q_sat, per_sm))
+            B[i] += n
     return A, B
 
 

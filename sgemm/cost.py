@@ -74,11 +74,9 @@ class Rate(Record):
         self.peak_frac, self.q_sat, self.t0, self.unaligned = peak_frac, q_sat, t0, unaligned
         self.store, self.mem, self.layout, self.occ_u1 = store, mem, layout, occ_u1
 
-    def occupancy(self, q: int, per_sm: int, aligned: bool) -> float:
-        """The fraction of F a wave with q blocks on the busiest SM runs at
-        (per_sm: the blocks resident per SM)."""
-        if aligned or not self.occ_u1:
-            return min(1.0, q / min(self.q_sat, per_sm))
+    def occupancy_u(self, q: int, per_sm: int) -> float:
+        """The fraction of F an unaligned wave with q blocks on the busiest SM
+        runs at, on the line occ_u1 draws (per_sm: the blocks resident per SM)."""
         if q >= per_sm:
             return 1.0
         return self.occ_u1 + (1.0 - self.occ_u1) * (q - 1) / (per_sm - 1)
@@ -312,22 +310,25 @@ def resident(spec: KernelSpec, p: TileParams, dev: DeviceInfo, regs: int | None 
     return max(1, min(2048 // max(p.threads, 32), 32, by_regs, by_smem))
 
 
+def waves(blocks: int, per_sm: int, sms: int) -> list[tuple[int, int]]:
+    """(q, count) of a grid's waves: whole waves of q = per_sm blocks on the
+    busiest SM, then one that holds what is left."""
+    slots = sms * per_sm
+    full, rem = divmod(max(blocks, 0), slots)
+    out = [(per_sm, full)] if full else []
+    if rem:
+        out.append((math.ceil(rem / sms), 1))
+    return out
+
+
 def compute_time(blocks: int, flops: float, per_sm: int, sms: int, F: float, q_sat: float,
                  t0: float, occupancy=None) -> float:
-    """Whole waves of blocks; the last one holds what is left.  A wave of q
-    blocks on the busiest SM runs at occupancy(q) x F (default min(1, q /
-    q_sat))."""
-    if blocks <= 0:
-        return 0.0
-    slots = sms * per_sm
-    full, rem = divmod(blocks, slots)
+    """Whole waves of blocks (waves()).  A wave of q blocks on the busiest SM
+    runs at occupancy(q) x F (default min(1, q / q_sat))."""
     t = 0.0
-    for n, waves in ((slots, full), (rem, 1 if rem else 0)):
-        if not waves:
-            continue
-        q = math.ceil(n / sms)
+    for q, n in waves(blocks, per_sm, sms):
         occ = min(1.0, q / q_sat) if occupancy is None else occupancy(q)
-        t += waves * (q * flops / (F * occ) + t0)
+        t += n * (q * flops / (F * occ) + t0)
     return t
 
 
@@ -368,7 +369,7 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     two = two_launch_split(spec, p)
     s = split_of(spec, p)
     q_sat = min(r.q_sat, per_sm)
-    occ = (lambda q: r.occupancy(q, per_sm, aligned)) if r.occ_u1 and not aligned else None
+    occ = (lambda q: r.occupancy_u(q, per_sm)) if r.occ_u1 and not aligned else None
     comp = compute_time(blocks, flops, per_sm, dev.sm_count, F, q_sat, r.t0, occ)
     tail = 0
     if two:             # the slices written and read back: full ones and the shorter last

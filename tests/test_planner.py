@@ -76,11 +76,10 @@ def test_unaligned_occupancy_line():
     """occ_u1 draws a line from occ_u1 x F at one block an SM to F at full
     residency, on unaligned problems only; without it the knee applies."""
     r = cost.Rate(peak_frac=0.5, q_sat=1.25, occ_u1=0.7)
-    assert [r.occupancy(q, 3, aligned=False) for q in (1, 2, 3, 4)] == \
-        pytest.approx([0.7, 0.85, 1.0, 1.0])
-    assert [r.occupancy(q, 3, aligned=True) for q in (1, 2, 3)] == pytest.approx([0.8, 1, 1])
-    assert cost.Rate(peak_frac=0.5, q_sat=2).occupancy(1, 3, aligned=False) == 0.5
-    assert r.occupancy(1, 1, aligned=False) == 1.0      # one block resident: it is full
+    assert [r.occupancy_u(q, 3) for q in (1, 2, 3, 4)] == pytest.approx([0.7, 0.85, 1.0, 1.0])
+    assert r.occupancy_u(1, 1) == 1.0                   # one block resident: it is full
+    assert cost.waves(700, 3, 132) == [(3, 1), (3, 1)] and cost.waves(0, 3, 132) == []
+    assert cost.waves(200, 3, 132) == [(2, 1)] and cost.waves(396, 3, 132) == [(3, 1)]
 
 
 def test_unaligned_occupancy_moves_only_unaligned_predictions():

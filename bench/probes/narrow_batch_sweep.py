@@ -33,6 +33,11 @@ def narrow(p) -> bool:
     return p["cat"] == "batched" and min(p["m"], p["n"]) <= 32 and by >= 32 << 20
 
 
+def narrow_kmajor(key: str) -> bool:
+    """A candidate of the experiment's narrow rung 13 tiles (32 on a side)."""
+    return key.startswith("kmajor:") and (":32x" in key or "x32x" in key)
+
+
 def report(path: str) -> None:
     """Per problem: cuBLAS, the fastest existing tile and the fastest narrow
     kmajor tile, as TB/s of the operands' bytes; then geometric means."""
@@ -41,8 +46,7 @@ def report(path: str) -> None:
     for r in rows:
         by = 4 * r["batch"] * (r["m"] * r["k"] + r["k"] * r["n"] + r["m"] * r["n"])
         t = {k: c["gpu_ms"] for k, c in r["cands"].items() if "gpu_ms" in c}
-        new = {k: v for k, v in t.items() if k.startswith("kmajor:") and
-               (":32x" in k or "x32x" in k)}
+        new = {k: v for k, v in t.items() if narrow_kmajor(k)}
         old = {k: v for k, v in t.items() if k not in new}
         if not new or not old:
             continue
@@ -59,7 +63,7 @@ def report(path: str) -> None:
     for lay in ("NN", "NT", "TN", "TT"):     # the fastest existing tile against cuBLAS
         v = [math.log(r["cublas_ms"] * 1e-3 / min(
                 c["gpu_ms"] * 1e-3 for k, c in r["cands"].items() if "gpu_ms" in c
-                and not (k.startswith("kmajor:") and (":32x" in k or "x32x" in k))))
+                and not narrow_kmajor(k)))
              for r in rows if "NT"[r["ta"]] + "NT"[r["tb"]] == lay]
         if v:
             print(f"{lay} as the user calls it: cuBLAS time / the fastest existing tile's, "

@@ -58,13 +58,9 @@ def decompose(rows):
     rec = []
 
     def recording(blocks, flops, per_sm, sms, F, q_sat, t0, occupancy=None):
-        slots = sms * per_sm
-        full, rem = divmod(blocks, slots)
-        for n, waves in ((slots, full), (rem, 1 if rem else 0)):
-            if waves:
-                q = math.ceil(n / sms)
-                o = min(1.0, q / q_sat) if occupancy is None else occupancy(q)
-                rec.append((q, waves * q * flops / F, waves * t0, o))
+        for q, n in cost.waves(blocks, per_sm, sms):
+            o = min(1.0, q / q_sat) if occupancy is None else occupancy(q)
+            rec.append((q, n * q * flops / F, n * t0, o))
         return real(blocks, flops, per_sm, sms, F, q_sat, t0, occupancy)
 
     cost.compute_time = recording

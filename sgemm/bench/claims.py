@@ -514,7 +514,8 @@ CLAIMS: tuple[Claim, ...] = (
           note="the kmajor k32x32 .. k128x32 configs were in the experiment tree only"),
     Claim("kmajor-lean-ab", "Rung 13 against rung 9 tile for tile on 14 deep-K draws (own "
           "seed 7777) and the probe's fixed rows, as shipped and with one k-group of "
-          "fragments at three blocks an SM (an experiment)", ("kmajor-lean-ab-h100-2026-11-27.json",),
+          "fragments at three blocks an SM (an experiment), and ptxas on the experiment",
+          ("kmajor-lean-ab-h100-2026-11-27.json", "kmajor-lean-registers-cpu-2026-11-28.log"),
           "DRAW=deep-k:14:7777 BUDGET_S=130 OUT=dir python bench/probes/kmajor_ab.py 0 (and "
           "with SGEMM_DEFINES=KM_LEAN=1,KM_MINB=3 on the experiment tree)",
           ("docs/notes/ffma-fast.md",)),
