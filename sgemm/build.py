@@ -137,12 +137,11 @@ def kernel_params(arch: str) -> list[tuple]:
     return [(s, p) for s, p in out if s.plain or not s.can_implement(p, smem)]
 
 
-def layouts(spec):
-    """(ta, tb, aligned) of every instantiation of a spec's params."""
+def layouts(spec, p):
+    """(ta, tb, aligned) of every instantiation of a spec's params p."""
     if spec.plain:
         return [(False, False, False)]
-    return list(itertools.product((False, True), (False, True),
-                                  (False, True) if spec.vector_loads else (False,)))
+    return list(itertools.product((False, True), (False, True), spec.alignments(p)))
 
 
 def manifest(archs=ARCHS) -> list[Item]:
@@ -150,7 +149,7 @@ def manifest(archs=ARCHS) -> list[Item]:
     seen: dict[tuple, Item] = {}
     for arch in archs:
         for spec, p in kernel_params(arch):
-            for ta, tb, al in layouts(spec):
+            for ta, tb, al in layouts(spec, p):
                 expr = spec.name_expression(p, ta, tb, al)
                 seen.setdefault((arch, spec.source, expr), Item(arch, spec.source, expr,
                                                                 spec.name))
