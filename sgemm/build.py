@@ -137,11 +137,12 @@ def kernel_params(arch: str) -> list[tuple]:
     return [(s, p) for s, p in out if s.plain or not s.can_implement(p, smem)]
 
 
-def layouts(spec, p):
-    """(ta, tb, aligned) of every instantiation of a spec's params p."""
+def layouts(spec):
+    """(ta, tb, aligned) of every instantiation of a spec's params."""
     if spec.plain:
         return [(False, False, False)]
-    return list(itertools.product((False, True), (False, True), spec.alignments(p)))
+    return list(itertools.product((False, True), (False, True),
+                                  (False, True) if spec.vector_loads else (False,)))
 
 
 def manifest(archs=ARCHS) -> list[Item]:
@@ -149,7 +150,7 @@ def manifest(archs=ARCHS) -> list[Item]:
     seen: dict[tuple, Item] = {}
     for arch in archs:
         for spec, p in kernel_params(arch):
-            for ta, tb, al in layouts(spec, p):
+            for ta, tb, al in layouts(spec):
                 expr = spec.name_expression(p, ta, tb, al)
                 seen.setdefault((arch, spec.source, expr), Item(arch, spec.source, expr,
                                                                 spec.name))

@@ -62,9 +62,7 @@ def points(rows: list[dict]):
 
 def _features(pts, dev: DeviceInfo, bw: float, machine: cost.Machine):
     """Per point what the grid search needs: blocks, flops per block, blocks
-    per SM, the share of scalar loads, memory and reduction seconds, the
-    time, the layout index and whether C's stores are float4
-    (cost.alignment)."""
+    per SM, aligned, memory and reduction seconds, the layout index."""
     out = []
     for prob, spec, p, t in pts:
         blocks, _, flops = cost.geometry(spec, p, prob)
@@ -73,9 +71,8 @@ def _features(pts, dev: DeviceInfo, bw: float, machine: cost.Machine):
         ab, outb = cost.dram_bytes(prob, s, two)
         mem = (ab / bw, outb / bw)
         red = cost.reduction_time(prob, s, bw, machine) if two else 0.0
-        u, c_vec = cost.alignment(spec, p, prob, two)
-        out.append((blocks, flops, cost.resident(spec, p, dev), u, mem, red,
-                    t, cost.layout_index(prob), c_vec))
+        out.append((blocks, flops, cost.resident(spec, p, dev), spec.aligned_for(prob), mem, red,
+                    t, cost.layout_index(prob)))
     return out
 
 
@@ -96,8 +93,7 @@ def _grid(feats, dev: DeviceInfo, lay: np.ndarray):
     search needs no more, and it halves the memory traffic of its arrays."""
     peak_sm = dev.fp32_peak_tflops() * 1e12 / dev.sm_count
     meas = np.log(np.array([f[6] for f in feats], dtype=np.float32))
-    us = np.array([f[3] for f in feats])
-    cv = np.array([f[8] for f in feats])
+    al = np.array([f[3] for f in feats])
     mab = np.array([f[4][0] for f in feats])
     mout = np.array([f[4][1] for f in feats])
     red = np.array([f[5] for f in feats], dtype=np.float32)
@@ -105,10 +101,10 @@ def _grid(feats, dev: DeviceInfo, lay: np.ndarray):
     best = None
     for q_sat in Q_SATS:
         A, B = (x.astype(np.float32) for x in _work(feats, dev, q_sat))
-        for u, st, me in [(u, st, me) for u in (UNALIGNED if us.any() else (1.0,))
-                          for st in (STORES if not cv.all() else (1.0,)) for me in MEMS]:
-            fac = (1.0 - us * (1.0 - u)) * lf
-            mem = (mab / me + mout / np.where(cv, 1.0, st)).astype(np.float32)
+        for u, st, me in [(u, st, me) for u in (UNALIGNED if not al.all() else (1.0,))
+                          for st in (STORES if not al.all() else (1.0,)) for me in MEMS]:
+            fac = np.where(al, 1.0, u) * lf
+            mem = (mab / me + mout / np.where(al, 1.0, st)).astype(np.float32)
             # (peak_frac, t0) grid, vectorized
             F = (peak_sm * PEAK_FRACS[:, None, None] * fac[None, None, :]).astype(np.float32)
             comp = A[None, None, :] / F + T0S32[:, None] * B[None, None, :]
@@ -117,8 +113,8 @@ def _grid(feats, dev: DeviceInfo, lay: np.ndarray):
             i, j = np.unravel_index(np.argmin(err), err.shape)
             if best is None or err[i, j] < best[0]:
                 best = (err[i, j], cost.Rate(float(PEAK_FRACS[i]), q_sat, float(T0S[j]),
-                                             float(u if us.any() else 0.85),
-                                             float(st if not cv.all() else 1.0), float(me),
+                                             float(u if not al.all() else 0.85),
+                                             float(st if not al.all() else 1.0), float(me),
                                              tuple(float(x) for x in lay)))
     return best
 
@@ -135,9 +131,10 @@ def _layout_factors(feats, dev: DeviceInfo, r: cost.Rate) -> np.ndarray:
         if len(idx) < MIN_POINTS:
             continue
         sub = [feats[i] for i in idx]
-        F = peak_sm * r.peak_frac * cost.unaligned_factor(r, np.array([f[3] for f in sub]))
+        al = np.array([f[3] for f in sub])
+        F = peak_sm * r.peak_frac * np.where(al, 1.0, r.unaligned)
         mem = (np.array([f[4][0] for f in sub]) / r.mem
-               + np.array([f[4][1] for f in sub]) / np.where([f[8] for f in sub], 1.0, r.store))
+               + np.array([f[4][1] for f in sub]) / np.where(al, 1.0, r.store))
         comp = A[idx][None, :] / (F[None, :] * LAYOUTS[:, None]) + r.t0 * B[idx][None, :]
         pred = np.log(np.maximum(comp, mem[None, :]) + np.array([f[5] for f in sub])[None, :])
         err = np.abs(pred - np.log(np.array([f[6] for f in sub]))[None, :]).mean(axis=1)

@@ -45,7 +45,7 @@ from typing import Iterator
 from .kernels.params import TileParams
 from .kernels.schemes import split_slices, x_rows_contiguous
 from .kernels.spec import KernelSpec
-from .problem import ALIGN_C, Problem
+from .problem import Problem
 from .records import Record
 from .runtime.device import DeviceInfo
 
@@ -354,24 +354,6 @@ def reduction_time(prob: Problem, s: int, bw: float, machine: Machine) -> float:
             + machine.launch_gap * prob.batch)
 
 
-def alignment(spec: KernelSpec, p: TileParams, prob: Problem, two: bool) -> tuple[float, bool]:
-    """(the share of operand loads that go scalar, whether C's stores are
-    float4).  Per-operand kernels (rung 9) decide each operand on its own;
-    their split-K slices go to the workspace, whose rows are aligned."""
-    u = spec.scalar_share(prob, p)
-    al = spec.aligned_for(prob, p)
-    if al is True or al is False:
-        return u, al
-    return u, bool(two or al & ALIGN_C)
-
-
-def unaligned_factor(r: Rate, u: float) -> float:
-    """F's factor when a share u of the loads is scalar: 1 at u = 0, the
-    calibrated ``unaligned`` at u = 1, linear between (a scalar load costs the
-    same whichever operand it reads; not fitted on mixed problems)."""
-    return 1.0 - u * (1.0 - r.unaligned)
-
-
 def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
             cal: Calibration, regs: int | None = None) -> dict:
     """Predicted seconds (``total``) and its parts, for explain()."""
@@ -379,16 +361,15 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     bw = cal.machine.bw_frac * dev.dram_bandwidth_gbs() * 1e9
     clock = dev.clock_khz / cal.clock_khz if cal.clock_khz else 1.0
     peak_sm = dev.fp32_peak_tflops() * 1e12 / dev.sm_count
-    two = two_launch_split(spec, p)
-    u, c_vec = alignment(spec, p, prob, two)
-    F = peak_sm * r.peak_frac * clock * unaligned_factor(r, u) * r.layout[layout_index(prob)]
+    aligned = spec.aligned_for(prob)
+    F = (peak_sm * r.peak_frac * clock * (1.0 if aligned else r.unaligned)
+         * r.layout[layout_index(prob)])
     blocks, kslice, flops = geometry(spec, p, prob)
     per_sm = resident(spec, p, dev, regs)
+    two = two_launch_split(spec, p)
     s = split_of(spec, p)
     q_sat = min(r.q_sat, per_sm)
-    occ = None
-    if r.occ_u1 and u:      # the knee for the float4 loads' share, the line for the rest
-        occ = lambda q: (1.0 - u) * min(1.0, q / q_sat) + u * r.occupancy_u(q, per_sm)
+    occ = (lambda q: r.occupancy_u(q, per_sm)) if r.occ_u1 and not aligned else None
     comp = compute_time(blocks, flops, per_sm, dev.sm_count, F, q_sat, r.t0, occ)
     tail = 0
     if two:             # the slices written and read back: full ones and the shorter last
@@ -407,7 +388,7 @@ def predict(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo,
     elif tail:          # the shorter last slice: one more launch, after the full ones
         comp += compute_time(blocks // full, flops * tail / kslice, per_sm, dev.sm_count, F,
                              q_sat, r.t0, occ) + cal.machine.launch_gap
-    mem = memory_time(prob, s, two, bw, 1.0 if c_vec else r.store, r.mem)
+    mem = memory_time(prob, s, two, bw, 1.0 if aligned else r.store, r.mem)
     if spec.extra.get("scheme") == "gemv":     # streaming blocks: few of them cannot reach bw
         mem /= min(1.0, cal.machine.sm_stream * min(blocks, dev.sm_count) / dev.sm_count)
     n_launch = (1 + prob.batch + (prob.batch if tail and not spec.extra.get("ragged") else 0)

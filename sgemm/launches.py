@@ -99,7 +99,7 @@ def direct_launches(problems: list[Problem], spec: KernelSpec, p: TileParams,
     out = []
     for prob in problems:
         for piece in split_for_grid(prob, spec, p):
-            aligned = spec.aligned_for(piece, p)
+            aligned = spec.aligned_for(piece)
             k = launcher.get_kernel(spec, p, piece.ta, piece.tb, aligned, dev)
             out.append(Launch(k, spec.grid(piece, p), spec.block(p),
                               spec.dynamic_smem(p), spec.args(piece)))
@@ -238,7 +238,7 @@ def scheme_launches(problems: list[Problem], spec: KernelSpec, params: TileParam
                                      batch=1))
             for part in parts:
                 for piece in split_for_grid(part, spec, base_params):
-                    aligned = spec.aligned_for(piece, base_params)
+                    aligned = spec.aligned_for(piece)
                     k = launcher.get_kernel(spec, base_params, piece.ta, piece.tb, aligned, dev)
                     cls = WorkspaceLaunch if first else Launch
                     kw = {"workspace": owner} if first else {}
@@ -330,7 +330,7 @@ def fused_launches(problems: list[Problem], spec: KernelSpec, params: TileParams
         ws = cnt + 4 * head
     out: list = []
     for sub, kc, nsl in jobs:
-        aligned = spec.aligned_for(sub, base)
+        aligned = spec.aligned_for(sub)
         k = launcher.get_kernel(spec, base, sub.ta, sub.tb, aligned, dev)
         gx, gy, _ = spec.grid(sub, base)
         if nsl == 1:

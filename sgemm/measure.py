@@ -132,7 +132,7 @@ def ready(c, prob: Problem, dev, precision: str) -> bool:
     takes.  The model's pick is compiled anyway, so it is always ready."""
     from .packing import wants_pack
     from .runtime import compiler
-    aligned = c.spec.aligned_for(prob, c.params) or bool(
+    aligned = c.spec.aligned_for(prob) or bool(
         c.params.pack and wants_pack(prob, precision, c.spec, c.params))
     expr = c.spec.name_expression(c.params, prob.ta, prob.tb, aligned)
     return compiler.cached(c.spec.source, expr, dev.arch)

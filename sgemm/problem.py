@@ -11,16 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-# Problem.align_mask's bits; kernels with per-operand float4 access take the
-# mask as a template argument (09_double_buffer.cu), the others all or nothing.
-ALIGN_A, ALIGN_B, ALIGN_C = 1, 2, 4
-ALIGN_ALL = ALIGN_A | ALIGN_B | ALIGN_C
-
-
-def _rows16(ptr: int, ld: int, stride: int, one_entry: bool) -> bool:
-    return ptr % 16 == 0 and ld % 4 == 0 and (one_entry or stride % 4 == 0)
-
-
 @dataclass(frozen=True)
 class Problem:
     """One canonical GEMM, as the module docstring states it."""
@@ -53,16 +43,11 @@ class Problem:
     def aligned(self) -> bool:
         """True when every row of every operand starts on a 16-byte boundary,
         so float4 loads along the contiguous dimension are legal."""
-        return self.align_mask == ALIGN_ALL
-
-    @property
-    def align_mask(self) -> int:
-        """Which operands have every row (of every batch entry) on a 16-byte
-        boundary: ALIGN_A | ALIGN_B | ALIGN_C."""
-        one = self.batch == 1
-        return ((ALIGN_A if _rows16(self.a, self.lda, self.stride_a, one) else 0)
-                | (ALIGN_B if _rows16(self.b, self.ldb, self.stride_b, one) else 0)
-                | (ALIGN_C if _rows16(self.c, self.ldc, self.stride_c, one) else 0))
+        ptrs_ok = all(p % 16 == 0 for p in (self.a, self.b, self.c))
+        lds_ok = all(x % 4 == 0 for x in (self.lda, self.ldb, self.ldc))
+        strides_ok = self.batch == 1 or all(
+            s % 4 == 0 for s in (self.stride_a, self.stride_b, self.stride_c))
+        return ptrs_ok and lds_ok and strides_ok
 
     @property
     def transposes(self) -> str:

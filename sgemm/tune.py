@@ -416,7 +416,7 @@ def candidates(prob: Problem, dev: DeviceInfo, precision: str = "ieee", per_spec
 
 # ---- compiling --------------------------------------------------------------------------
 def _instantiation(spec: KernelSpec, p: TileParams, prob: Problem):
-    return spec.source, spec.name_expression(p, prob.ta, prob.tb, spec.aligned_for(prob, p))
+    return spec.source, spec.name_expression(p, prob.ta, prob.tb, spec.aligned_for(prob))
 
 
 def _compile_one(args):

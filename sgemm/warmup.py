@@ -106,7 +106,7 @@ def named_items(names, arch: str) -> list[Item]:
     out = set()
     for spec, p in kernel_params(arch):
         if spec.name in specs:
-            for ta, tb, al in layouts(spec, p):
+            for ta, tb, al in layouts(spec):
                 out.add(Item(arch, spec.source, spec.name_expression(p, ta, tb, al), spec.name))
     return sorted(out)
 

@@ -107,7 +107,7 @@ def test_manifest_covers_the_planner(arch, manifest):
     def recording(p, d, precision="ieee", cal=None):
         out = real(p, d, precision, cal)
         for c in out:
-            al = True if c.pack else c.spec.aligned_for(p, c.params)
+            al = True if c.pack else c.spec.aligned_for(p)
             weighed.add((d.arch, c.spec.source,
                          c.spec.name_expression(c.params, p.ta, p.tb, al)))
         calls.append(p)

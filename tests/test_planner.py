@@ -101,66 +101,6 @@ def test_unaligned_occupancy_moves_only_unaligned_predictions():
     assert t["unaligned"][0] > t["unaligned"][1]   # 0.75 of F alone, where the knee says 0.8
 
 
-def _with_ptrs(pr, **kw):
-    """The problem with some operands moved off 16-byte alignment."""
-    import dataclasses
-    return dataclasses.replace(pr, **kw)
-
-
-def test_rung9_decides_float4_access_per_operand():
-    """Problem.align_mask has a bit per operand; rung 9 takes the mask (and
-    its name expression the int), the other float4 kernels stay all or
-    nothing."""
-    from sgemm.problem import ALIGN_A, ALIGN_ALL, ALIGN_B, ALIGN_C
-    db, tile = registry.KERNELS["double_buffer"], registry.KERNELS["tile"]
-    p = db.configs["rect"]
-    pr = prob(256, 320, 4096)
-    assert pr.align_mask == ALIGN_ALL and pr.aligned
-    cases = {ALIGN_B | ALIGN_C: dict(a=pr.a + 4), ALIGN_A | ALIGN_C: dict(ldb=pr.ldb + 1),
-             ALIGN_A | ALIGN_B: dict(c=pr.c + 8), 0: dict(a=pr.a + 4, b=pr.b + 4, ldc=pr.ldc + 1)}
-    for mask, kw in cases.items():
-        q = _with_ptrs(pr, **kw)
-        assert q.align_mask == mask and not q.aligned
-        assert db.aligned_for(q, p) == mask and tile.aligned_for(q) is False
-        assert db.name_expression(p, q.ta, q.tb, db.aligned_for(q, p)).endswith(f", {mask}>")
-        # medium, at its register cap, stays all or nothing
-        med = db.configs["medium"]
-        assert db.aligned_for(q, med) is False and db.name_expression(
-            med, q.ta, q.tb, db.aligned_for(q, med)).endswith(", 0>")
-    # batched: a stride that breaks the rows of one operand's later entries
-    q = _with_ptrs(pr, batch=2, stride_a=pr.lda * pr.k + 1, stride_b=pr.ldb * pr.n,
-                   stride_c=pr.ldc * pr.n)
-    assert q.align_mask == ALIGN_B | ALIGN_C
-    # True / False keep meaning every operand / none
-    assert db.name_expression(p, False, False, True).endswith(f", {ALIGN_ALL}>")
-    assert db.name_expression(p, False, False, False).endswith(", 0>")
-    assert db.alignments(p) == tuple(range(8)) and tile.alignments() == (False, True)
-    assert db.alignments(db.configs["medium"]) == (False, True)
-    # the share of scalar loads: each unaligned operand's rows of the k-tile
-    assert db.scalar_share(_with_ptrs(pr, a=pr.a + 4), p) == p.BM / (p.BM + p.BN)
-    assert db.scalar_share(_with_ptrs(pr, b=pr.b + 4), p) == p.BN / (p.BM + p.BN)
-    assert db.scalar_share(_with_ptrs(pr, c=pr.c + 4), p) == 0.0
-    assert tile.scalar_share(_with_ptrs(pr, c=pr.c + 4), tile.configs["large"]) == 1.0
-
-
-def test_mixed_alignment_predicts_between_aligned_and_unaligned():
-    """One unaligned operand costs less than all of them; an unaligned C
-    alone leaves the loads' rate, and split-K's slices (the workspace) store
-    float4 whatever C is."""
-    spec = registry.KERNELS["double_buffer"]
-    p = spec.configs["rect"]
-    pr = prob(1024, 1024, 4096)
-    t = {name: cost.predict(spec, p, q, H100, cost.calibration(H100))
-         for name, q in (("all", pr), ("a", _with_ptrs(pr, a=pr.a + 4)),
-                         ("none", _with_ptrs(pr, a=pr.a + 4, b=pr.b + 4, c=pr.c + 4)),
-                         ("c", _with_ptrs(pr, c=pr.c + 4)))}
-    assert t["all"]["compute"] < t["a"]["compute"] < t["none"]["compute"]
-    assert t["c"]["compute"] == t["all"]["compute"]
-    assert t["c"]["memory"] >= t["all"]["memory"]
-    assert cost.alignment(spec, p.replace(split_k=4), _with_ptrs(pr, c=pr.c + 4), True) == (
-        0.0, True)
-
-
 def test_calibration_json_keeps_the_line_and_omits_it_when_unset():
     cal = cost.calibration(H100)
     back = cost.Calibration.from_json(cal.to_json(), "round trip")
@@ -341,8 +281,7 @@ def test_a_short_k_on_a_big_output_goes_to_small_k():
     ran 0.64x cuBLAS on the tile kernel), with odd leading dimensions as user
     sizes give them; deeper K keeps the tile kernels."""
     for m, n, k in ((6585, 6981, 2), (12574, 5498, 1), (2527, 16015, 3)):
-        pr = prob(m, n, k, aligned=False)
-        c = planner.candidates(_with_ptrs(pr, ldc=pr.ldc + 1), H100, "ieee")[0]
+        c = planner.candidates(prob(m, n, k, aligned=False), H100, "ieee")[0]
         assert c.spec.name == "small_k" and c.params.BK >= k, c.describe()
     c = planner.candidates(prob(4096, 4096, 64), H100, "ieee")[0]
     assert c.spec.name != "small_k", c.describe()

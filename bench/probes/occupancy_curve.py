@@ -62,9 +62,9 @@ def predictions(feats, dev, rate, work):
     A, B = work(feats, dev, rate.q_sat)
     out = []
     for i, f in enumerate(feats):
-        u, (mab, mout), red, li, c_vec = f[3], f[4], f[5], f[7], f[8]
-        F = peak_sm * rate.peak_frac * cost.unaligned_factor(rate, u) * rate.layout[li]
-        mem = mab / rate.mem + mout / (1.0 if c_vec else rate.store)
+        al, (mab, mout), red, li = f[3], f[4], f[5], f[7]
+        F = peak_sm * rate.peak_frac * (1.0 if al else rate.unaligned) * rate.layout[li]
+        mem = mab / rate.mem + mout / (1.0 if al else rate.store)
         out.append(max(A[i] / F + rate.t0 * B[i], mem) + red)
     return np.array(out)
 

@@ -94,11 +94,6 @@ DB_BIG = [
          alpha=1.0, beta=0.0),
     dict(tag="db-big-unaligned", m=301, n=258, k=41, ta=True, tb=False, orders="CCC", pad=0,
          off=1, alpha=1.0, beta=0.25),
-    # some operands aligned, others not (float4 access is decided per operand)
-    dict(tag="db-big-mixed", m=300, n=258, k=44, ta=False, tb=False, orders="CCC", pad=0,
-         off=0, alpha=1.0, beta=0.5),
-    dict(tag="db-big-mixed-T", m=301, n=264, k=40, ta=True, tb=False, orders="CCC", pad=0,
-         off=0, alpha=-1.0, beta=0.0),
 ]
 # gemv's K split (KERNEL@CONFIG/sS: the two-launch split-K path, S slices of
 # its 1024-deep Y chunks): deep enough for several slices and a remainder.

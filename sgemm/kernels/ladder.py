@@ -312,14 +312,6 @@ _DB_TALL64 = TileParams(BM=256, BN=64, BK=8, WM=128, WN=32, TM=16, TN=8, threads
 _DB_RECT = TileParams(BM=128, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128)
 _DB_RECT_T = TileParams(BM=64, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, threads=128)
 
-def db_roomy(p: TileParams) -> bool:
-    """09_double_buffer.cu's db_roomy: thread tiles of at most 32
-    accumulators, or a register budget over 128 (the launch bounds ask two
-    blocks an SM for tiles up to 8x8 at up to 256 threads, else one)."""
-    blocks = 2 if p.TM * p.TN <= 64 and p.threads <= 256 else 1
-    return p.TM * p.TN <= 32 or 65536 // (blocks * p.threads) > 128
-
-
 DOUBLE_BUFFER = KernelSpec(
     id=9, name="double_buffer", source="09_double_buffer.cu", function="sgemm_double_buffer",
     title="rung 8 + double-buffered shared memory, register prefetch",
@@ -332,10 +324,8 @@ DOUBLE_BUFFER = KernelSpec(
     # 09_double_buffer.cu: static up to 48 KB, dynamic above (256x128x16)
     static_smem=lambda p: 2 * tile_bytes(p) if 2 * tile_bytes(p) <= STATIC_SMEM_LIMIT else 0,
     dynamic_smem=lambda p: 2 * tile_bytes(p) if 2 * tile_bytes(p) > STATIC_SMEM_LIMIT else 0,
-    # split-K's shorter last slice rides in the launch of the full ones; float4
-    # access is decided per operand (Problem.align_mask) in the roomy configs:
-    # medium, at its 128-register cap, spilled 4-40 bytes with mixed operands
-    args_fn=ragged_args, extra={"ragged": True, "align_mask": db_roomy},
+    # split-K's shorter last slice rides in the launch of the full ones
+    args_fn=ragged_args, extra={"ragged": True},
 )
 
 # @@rung-10@@

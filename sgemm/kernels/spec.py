@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..problem import ALIGN_A, ALIGN_ALL, ALIGN_B, Problem
+from ..problem import Problem
 from ..records import Record
 from .params import TileParams
 
@@ -79,42 +79,12 @@ class KernelSpec(Record):
         self.grid_fn, self.args_fn, self.plain, self.pdl = grid_fn, args_fn, plain, pdl
         self.extra = {} if extra is None else extra
 
-    def aligned_for(self, prob: Problem, p: TileParams | None = None) -> bool | int:
-        """Which float4 instantiation to launch for this problem.  Configs
-        with per-operand flags (``per_operand(p)``) take the problem's
-        align_mask (an int, ALIGN_ALL when every operand allows 16-byte
-        access); the others a bool: the spec takes the flag, every operand
-        allows it, and the spec's own ``extra["aligned_ok"]`` check (if any)
-        agrees."""
-        if p is not None and self.per_operand(p):
-            return prob.align_mask
+    def aligned_for(self, prob: Problem) -> bool:
+        """Whether to launch the ALIGNED (float4) instantiation for this
+        problem: the spec takes the flag, the operands allow 16-byte access,
+        and the spec's own ``extra["aligned_ok"]`` check (if any) agrees."""
         ok = self.extra.get("aligned_ok")
         return self.vector_loads and prob.aligned and (ok is None or ok(prob))
-
-    def per_operand(self, p: TileParams) -> bool:
-        """Whether config p decides float4 access per operand
-        (``extra["align_mask"]``: a rule on the params, or True for all)."""
-        rule = self.extra.get("align_mask")
-        return bool(rule(p) if callable(rule) else rule) and self.vector_loads
-
-    def alignments(self, p: TileParams | None = None) -> tuple:
-        """The values of the trailing alignment argument p is built for."""
-        if self.plain or not self.vector_loads:
-            return (False,)
-        if p is not None and self.per_operand(p):
-            return tuple(range(ALIGN_ALL + 1))
-        return (False, True)
-
-    def scalar_share(self, prob: Problem, p: TileParams) -> float:
-        """The share of a k-tile's operand loads that go scalar (not float4)
-        on this problem: 0 aligned, 1 where every load is scalar; with
-        per-operand flags, each unaligned operand's share of the BM + BN
-        rows a k-tile loads."""
-        al = self.aligned_for(prob, p)
-        if al is True or al is False:
-            return 0.0 if al else 1.0
-        rows = (0 if al & ALIGN_A else p.BM) + (0 if al & ALIGN_B else p.BN)
-        return rows / (p.BM + p.BN)
 
     @property
     def uses_pdl(self) -> bool:
@@ -152,10 +122,7 @@ class KernelSpec(Record):
         args = [str(getattr(p, f)) for f in self.template_fields]
         args += [_b(ta), _b(tb)]
         if self.vector_loads:
-            if self.extra.get("align_mask"):    # an int mask; True / False: all / none
-                args.append(str(ALIGN_ALL if aligned is True else int(aligned)))
-            else:
-                args.append(_b(aligned))
+            args.append(_b(aligned))
         return f"{self.function}<{', '.join(args)}>"
 
     def instantiations(self):
@@ -164,10 +131,10 @@ class KernelSpec(Record):
             for cname, p in self.configs.items():
                 yield cname, p, False, False, False
             return
-        for cname, p in self.configs.items():
-            for ta, tb, al in itertools.product((False, True), (False, True),
-                                                self.alignments(p)):
-                yield cname, p, ta, tb, al
+        aligned_opts = (False, True) if self.vector_loads else (False,)
+        for (cname, p), ta, tb, al in itertools.product(
+                self.configs.items(), (False, True), (False, True), aligned_opts):
+            yield cname, p, ta, tb, al
 
     # -- launch geometry ------------------------------------------------------
     def grid(self, prob: Problem, p: TileParams) -> tuple[int, int, int]:

@@ -288,5 +288,5 @@ def launch(kernel, grid: tuple[int, int, int], block: int, smem: int, stream, ar
 
 def run(spec: KernelSpec, p: TileParams, prob: Problem, dev: DeviceInfo, stream) -> None:
     """Compile (cached), load and launch one kernel on one canonical problem."""
-    k = get_kernel(spec, p, prob.ta, prob.tb, spec.aligned_for(prob, p), dev)
+    k = get_kernel(spec, p, prob.ta, prob.tb, spec.aligned_for(prob), dev)
     launch(k, spec.grid(prob, p), spec.block(p), spec.dynamic_smem(p), stream, spec.args(prob))

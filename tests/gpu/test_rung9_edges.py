@@ -8,9 +8,7 @@ the aligned shift (M % 4 != 0), 1000 (M % 4 == 0: aligned shift), M < BM (no
 shift possible), on every transpose, aligned and unaligned operands, beta == 0
 with NaN-poisoned C (an unwritten element shows up) and beta != 0 (a row
 written by two blocks would be scaled twice), and a strided batch.  C sits in
-a NaN-filled buffer with padding rows: only the m x n block may change.  The
-kernel decides float4 access per operand (Problem.align_mask): every mix of
-aligned and unaligned A, B and C is run too.
+a NaN-filled buffer with padding rows: only the m x n block may change.
 """
 from __future__ import annotations
 
@@ -20,7 +18,7 @@ import numpy as np
 import pytest
 
 from sgemm.kernels.registry import KERNELS
-from sgemm.problem import ALIGN_ALL, Problem
+from sgemm.problem import Problem
 from sgemm.runtime import device as sgdev
 from sgemm.runtime import launcher
 
@@ -71,23 +69,21 @@ class Buf:
 
 
 def _check(cfg, m, n, k, ta, tb, aligned, beta, batch=1, seed=0, spec=SPEC):
-    """aligned: True / False for every operand, or an align_mask (A 1, B 2, C 4)."""
     p = spec.configs[cfg]
     rng = np.random.default_rng(seed)
     dev = sgdev.info(0)
     ar, ac = (k, m) if ta else (m, k)
     br, bc = (n, k) if tb else (k, n)
-    mask = ALIGN_ALL if aligned is True else 0 if aligned is False else aligned
-    al_a, al_b, al_c = bool(mask & 1), bool(mask & 2), bool(mask & 4)
 
-    def ld(rows, extra, ok):   # aligned: padded to a multiple of 4; else odd base
-        return -(-rows // 4) * 4 + 4 if ok else rows + extra
-    lda, ldb, ldc = ld(ar, 0, al_a), ld(br, 1, al_b), ld(m, 3, al_c)
-    sa = lda * ac + (4 if al_a else 5)
-    sc = ldc * n + (8 if al_c else 3)
-    A = Buf(ar, ac, lda, 0 if al_a else 1, batch, sa)
-    B = Buf(br, bc, ldb, 0 if al_b else 2)               # broadcast over the batch
-    C = Buf(m, n, ldc, 0 if al_c else 3, batch, sc)
+    def ld(rows, extra):   # aligned: padded to a multiple of 4; else odd pitch
+        return -(-rows // 4) * 4 + 4 if aligned else rows + extra
+    off = 0 if aligned else 1
+    lda, ldb, ldc = ld(ar, 0), ld(br, 1), ld(m, 3)
+    sa = lda * ac + (4 if aligned else 5)
+    sc = ldc * n + (8 if aligned else 3)
+    A = Buf(ar, ac, lda, off, batch, sa)
+    B = Buf(br, bc, ldb, 0 if aligned else 2)            # broadcast over the batch
+    C = Buf(m, n, ldc, 0 if aligned else 3, batch, sc)
     A.fill(rng, batch)
     B.fill(rng, 1)
     if beta != 0:
@@ -98,10 +94,10 @@ def _check(cfg, m, n, k, ta, tb, aligned, beta, batch=1, seed=0, spec=SPEC):
                    c=C.ptr, ldc=ldc, alpha=alpha, beta=beta, batch=batch,
                    stride_a=sa if batch > 1 else 0, stride_b=0,
                    stride_c=sc if batch > 1 else 0)
-    assert prob.align_mask == mask
+    assert prob.aligned == aligned
     launcher.run(spec, p, prob, dev, 0)   # the legacy stream, ordered after the fills
     cp.cuda.Device().synchronize()
-    what = (f"{spec.name}@{cfg} {m}x{n}x{k} ta={ta} tb={tb} aligned={mask} beta={beta} "
+    what = (f"{spec.name}@{cfg} {m}x{n}x{k} ta={ta} tb={tb} aligned={aligned} beta={beta} "
             f"batch={batch}")
     for b in range(batch):
         opa = A.mat(b).T if ta else A.mat(b)
@@ -135,16 +131,3 @@ def test_rung9_edge_batched(cfg, aligned):
     p = TILES[cfg]
     for ta, tb in itertools.product((False, True), repeat=2):
         _check(cfg, 2 * p.BM + 4, p.BN + 8, 45, ta, tb, aligned, -0.75, batch=3, seed=9)
-
-
-@pytest.mark.parametrize("cfg", CONFIGS)
-@pytest.mark.parametrize("mask", range(1, ALIGN_ALL), ids=lambda m: f"mask{m}")
-def test_rung9_mixed_alignment(cfg, mask):
-    """A, B and C aligned or not each on its own: the edge shapes' odd and
-    tile-crossing cases on every transpose, and a strided batch."""
-    p = TILES[cfg]
-    shapes = _shapes(p.BM, p.BN)
-    for i, (m, n, k) in enumerate(shapes[:4]):
-        for ta, tb in itertools.product((False, True), repeat=2):
-            _check(cfg, m, n, k, ta, tb, mask, 0.5 if (i + ta) % 2 else 0.0, seed=i)
-    _check(cfg, 2 * p.BM + 4, p.BN + 8, 45, True, False, mask, -0.75, batch=3, seed=9)

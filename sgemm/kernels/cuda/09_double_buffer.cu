@@ -68,14 +68,6 @@ __host__ __device__ constexpr bool db_roomy() {
     return TM * TN <= 32 || 65536 / (db_min_blocks<TM, TN, THREADS>() * THREADS) > 128;
 }
 
-// Which operands take 16-byte accesses: AL's bit 0 A, bit 1 B, bit 2 C
-// (KernelSpec.aligned_for: Problem.align_mask).  Each is decided on its own,
-// so an odd leading dimension of one operand costs only that operand's
-// loads (scalar) or C's stores (through shared memory), not every access.
-__host__ __device__ constexpr bool al_a(int al) { return (al & 1) != 0; }
-__host__ __device__ constexpr bool al_b(int al) { return (al & 2) != 0; }
-__host__ __device__ constexpr bool al_c(int al) { return (al & 4) != 0; }
-
 // Where thread `tid`'s TM x TN accumulators sit in the BM x BN tile: rows
 // a_off + it*SA + u and columns b_off + jt*SB + v (it < TM/4, jt < TN/4,
 // u, v < 4).  The block's main loop, its epilogue and the cluster kernel's
@@ -115,8 +107,8 @@ __device__ __forceinline__ void kgroup_sync() {
 // its barrier passed before the tile's last step, so that the next tile's
 // first fragments load under that step's FFMAs too (pipelined_ktiles).
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
-          bool TA, bool TB, bool ALIGNED_A, bool ALIGNED_B, bool EDGE, bool ROOMY, int KG = 1,
-          bool PIPE = false, int EDGE_UNROLL = 2>
+          bool TA, bool TB, bool ALIGNED, bool EDGE, bool ROOMY, int KG = 1, bool PIPE = false,
+          int EDGE_UNROLL = 2>
 __device__ __forceinline__ void double_buffer_accumulate(
         const float* __restrict__ A, long long lda, const float* __restrict__ B, long long ldb,
         int M, int N, int K, int bm0, int bn0, float (*As)[BK * (BM + 4)],
@@ -132,8 +124,8 @@ __device__ __forceinline__ void double_buffer_accumulate(
     const int lm = lane % TT::WTM, ln = lane / TT::WTM;
     const int rowsA = M - bm0, rowsB = N - bn0;
 
-    RegStage<BM, BK, THREADS, TA, ALIGNED_A> la(A + poff<TA>(bm0, 0, lda), lda, tid);
-    RegStage<BN, BK, THREADS, !TB, ALIGNED_B> lb(B + poff<!TB>(bn0, 0, ldb), ldb, tid);
+    RegStage<BM, BK, THREADS, TA, ALIGNED> la(A + poff<TA>(bm0, 0, lda), lda, tid);
+    RegStage<BN, BK, THREADS, !TB, ALIGNED> lb(B + poff<!TB>(bn0, 0, ldb), ldb, tid);
     auto load = [&](int kend) {   // kend = valid k left from this tile
         if (kend >= BK) {
             la.template load<false, EDGE>(rowsA, kend, tid);
@@ -159,7 +151,7 @@ __device__ __forceinline__ void double_buffer_accumulate(
     int cur = 0;
     if constexpr (PIPE && !EDGE) {
         static_assert(BK % 2 == 0, "a k-tile's steps alternate the two fragment buffers");
-        static_assert((ALIGNED_A && ALIGNED_B) || ROOMY, "the next tile's loads are issued early");
+        static_assert(ALIGNED || ROOMY, "the next tile's loads are issued early");
         constexpr int SA = TT::SA, SB = TT::SB;
         // ncu at 512x512x4096 (k4 tile): 17% of the warps' stall
         // samples were FFMAs waiting on their LDS (short scoreboard), the
@@ -201,7 +193,7 @@ __device__ __forceinline__ void double_buffer_accumulate(
     // values either way, and with one pointer per operand (TileMap) the scalar
     // slots need no more live addresses.  Otherwise they are issued after the
     // FFMAs and their latency is exposed.
-    constexpr bool EARLY = (ALIGNED_A && ALIGNED_B) || ROOMY;
+    constexpr bool EARLY = ALIGNED || ROOMY;
     for (int k0 = 0; k0 < K; k0 += BK) {
         const bool more = k0 + BK < K;
         if (EARLY && more) {
@@ -226,12 +218,11 @@ __device__ __forceinline__ void double_buffer_accumulate(
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
-          bool TA, bool TB, int AL, bool EDGE>
+          bool TA, bool TB, bool ALIGNED, bool EDGE>
 __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int bn0,
                                                     float (*As)[BK * (BM + 4)],
                                                     float (*Bs)[BK * (BN + 4)]) {
     constexpr bool ROOMY = db_roomy<TM, TN, THREADS>();
-    constexpr bool AL_A = al_a(AL), AL_B = al_b(AL), AL_C = al_c(AL);
     // Guarded blocks unroll their FFMA loop by 2 to stay inside the register
     // cap, except in roomy configs with k-tiles of at most 16: there every
     // block of an output narrower than the tile (M < BM or N < BN: deep K with
@@ -252,8 +243,8 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
     // holds ~30 more registers); unaligned operands 12 % slower.  Medium
     // has no registers to spare at its 128 cap.  docs/notes/ffma-fast.md.
     constexpr bool PIPE =
-        SGEMM_DB_PIPE && AL_A && AL_B && ROOMY && !EDGE && (TA || SGEMM_DB_PIPE == 2);
-    double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, AL_A, AL_B, EDGE, ROOMY,
+        SGEMM_DB_PIPE && ALIGNED && ROOMY && !EDGE && (TA || SGEMM_DB_PIPE == 2);
+    double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, EDGE, ROOMY,
                              1, PIPE, EDGE_UNROLL>(
         A, lda, B, ldb, M, N, K, bm0, bn0, As, Bs, acc);
     // Unguarded tiles may have been shifted back inside C (see the dispatch):
@@ -261,8 +252,8 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
     const TT tt(threadIdx.x);
     constexpr bool OWN = !EDGE && ROOMY;
     const int mlo = (int)blockIdx.x * BM, nlo = (int)blockIdx.y * BN;
-    if constexpr (AL_C) {
-        store_tile<TM, TN, TT::SA, TT::SB, true, EDGE, OWN>(
+    if constexpr (ALIGNED) {
+        store_tile<TM, TN, TT::SA, TT::SB, ALIGNED, EDGE, OWN>(
             acc, C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, alpha, beta, SGEMM_EPI, mlo, nlo);
     } else {
         // Unaligned C: through the stages' smem, lanes along m (common.cuh,
@@ -274,7 +265,7 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
             acc, &As[0][0] + warp * 32 * TM, C, ldc, bm0 + (warp % (BM / WM)) * WM,
             bn0 + (warp / (BM / WM)) * WN, M, N, alpha, beta, mlo, nlo);
         if (SGEMM_EPI.code)
-            epi_tile<TM, TN, TT::SA, TT::SB, false, EDGE, OWN>(
+            epi_tile<TM, TN, TT::SA, TT::SB, ALIGNED, EDGE, OWN>(
                 C, ldc, bm0 + tt.a_off, bn0 + tt.b_off, M, N, SGEMM_EPI, mlo, nlo);
     }
 }
@@ -284,28 +275,26 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
 // [M-BM, M) (resp. [N-BN, N)), is legal for the fast path: they compute that
 // shifted tile and store only their own rows/columns (the overlap is computed
 // twice: the same work as rounding M up to a whole tile).  The shift needs
-// M >= BM and a start that keeps the float4 accesses aligned: C's (AL_C) and
-// an m-contiguous A's (AL_A, !TA) need (M-BM) % 4 == 0, i.e. M % 4 == 0; along
-// n only an n-contiguous B (AL_B, TB) does.  Other edge blocks take the
-// guarded one.
+// M >= BM and, with ALIGNED, a start that keeps the float4 accesses aligned:
+// C's and an m-contiguous A's need (M-BM) % 4 == 0, i.e. M % 4 == 0; along n
+// only an n-contiguous B (TB) does.  Other edge blocks take the guarded one.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
-          bool TA, bool TB, int AL>
+          bool TA, bool TB, bool ALIGNED>
 __device__ __forceinline__ void double_buffer_dispatch(SGEMM_PARAMS, float (*As)[BK * (BM + 4)],
                                                        float (*Bs)[BK * (BN + 4)]) {
     const int bm0 = blockIdx.x * BM, bn0 = blockIdx.y * BN;
     constexpr bool SHIFT = db_roomy<TM, TN, THREADS>();
     const bool m_fast =
-        (blockIdx.x + 1) * BM <= M ||
-        (SHIFT && M >= BM && (!(al_c(AL) || (al_a(AL) && !TA)) || M % 4 == 0));
+        (blockIdx.x + 1) * BM <= M || (SHIFT && M >= BM && (!ALIGNED || M % 4 == 0));
     const bool n_fast =
-        (blockIdx.y + 1) * BN <= N || (SHIFT && N >= BN && (!(al_b(AL) && TB) || N % 4 == 0));
+        (blockIdx.y + 1) * BN <= N || (SHIFT && N >= BN && (!ALIGNED || !TB || N % 4 == 0));
     // Without SHIFT the start goes in as is: through min() it cost medium 8%.
     if (m_fast && n_fast)
-        double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, AL, false>(
+        double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, false>(
             SGEMM_ARGS,
             SHIFT ? min(bm0, M - BM) : bm0, SHIFT ? min(bn0, N - BN) : bn0, As, Bs);
     else
-        double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, AL, true>(
+        double_buffer_block<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, true>(
             SGEMM_ARGS, bm0, bn0,
             As, Bs);
 }
@@ -313,7 +302,7 @@ __device__ __forceinline__ void double_buffer_dispatch(SGEMM_PARAMS, float (*As)
 }  // namespace sg
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS,
-          bool TA, bool TB, int AL>
+          bool TA, bool TB, bool ALIGNED>
 __global__ void __launch_bounds__(THREADS, sg::db_min_blocks<TM, TN, THREADS>())
 sgemm_double_buffer(SGEMM_PARAMS, int k_last) {
     constexpr int A_FLOATS = BK * (BM + 4), B_FLOATS = BK * (BN + 4);
@@ -331,14 +320,14 @@ sgemm_double_buffer(SGEMM_PARAMS, int k_last) {
     if constexpr (2 * (A_FLOATS + B_FLOATS) * 4 <= 48 * 1024) {
         __shared__ __align__(16) float As[2][A_FLOATS];
         __shared__ __align__(16) float Bs[2][B_FLOATS];
-        sg::double_buffer_dispatch<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, AL>(
+        sg::double_buffer_dispatch<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED>(
             SGEMM_ARGS, As, Bs);
     } else {
         extern __shared__ float4 smem4[];
         auto As = reinterpret_cast<float (*)[A_FLOATS]>(smem4);
         auto Bs = reinterpret_cast<float (*)[B_FLOATS]>(reinterpret_cast<float*>(smem4) +
                                                         2 * A_FLOATS);
-        sg::double_buffer_dispatch<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, AL>(
+        sg::double_buffer_dispatch<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED>(
             SGEMM_ARGS, As, Bs);
     }
 }

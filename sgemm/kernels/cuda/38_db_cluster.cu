@@ -129,11 +129,11 @@ sgemm_db_cluster(SGEMM_PARAMS) {
     const int bm0 = fast ? min(mlo, M - BM) : mlo, bn0 = fast ? min(nlo, N - BN) : nlo;
     float acc[TM][TN];
     if (fast)
-        sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, ALIGNED, false,
+        sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, false,
                                      true, KG, sg::db_pipelined<TM, TN>()>(A, lda, B, ldb, M, N, KL, bm0,
                                                                 bn0, As, Bs, acc);
     else
-        sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, ALIGNED, true,
+        sg::double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, GT, TA, TB, ALIGNED, true,
                                      true, KG>(A, lda, B, ldb, M, N, KL, bm0, bn0, As, Bs, acc);
 
     // Float4 `sub` (= it*TN + j) of the thread tile at (m0, n0) -- rows m0 +
