@@ -552,6 +552,15 @@ CLAIMS: tuple[Claim, ...] = (
                "adopted: one timed batch of the measured choice where it lasts 1 ms (so plans "
                "up to the 2 ms cap fit its time bound)", "judge-h100-2026-11-27",
                ("aw", "ax", "ay", "az", "ba", "bb"), ("docs/notes/dispatch.md",)),
+    Claim("align-mask-ab", "Tree A/B of rung 9 with float4 access per operand (commit "
+          "f208a18, reverted) on the 142 of 600 judge-distribution problems (own seed 8181) "
+          "whose plan or instantiation it changes, the model's plans; its sanitizer run; the "
+          "rows by launched mask (CPU, at f208a18)",
+          ("align-mask-ab-h100-2026-11-28.json", "sanitizer-align-mask-h100-2026-11-28.json",
+           "align-mask-classes-cpu-2026-11-28.log"),
+          "at f208a18: PROBS=\"$(python bench/probes/align_moved.py 600 8181)\" OUT=dir "
+          "python bench/probes/tree_ab.py BASE . moved 0 0 2; python -m sgemm.bench.sanitize "
+          "--only double_buffer,...,db_cluster@k2 --parallel", ("docs/notes/ffma-fast.md",)),
     Claim("alignment-classes", "The ieee ratios of 18 judges by which of A, B and C allow "
           "16-byte access (CPU)", ("alignment-classes-cpu-2026-11-27.log",),
           "python bench/probes/alignment_classes.py bench/results/judge-h100-2026-11-27-"
