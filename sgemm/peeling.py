@@ -16,24 +16,12 @@ dimensions): the main block goes through the dispatcher (tuned table,
 heuristic, pack), the strips take the gemv path (m or n <= 16).  The pieces
 write disjoint parts of C, one after the other on the caller's stream.
 
-When: FP32 auto, one problem, and one of two cuts (``choose``):
-
-* the wave cut: rm = m % 128 or rn = n % 128 in [1, PEEL_MAX], the main
-  block fills a wave of unsplit 256x128 tiles, and the wave model
-  (planner.best_time, the cost model's best plan) predicts the main block
-  plus the strips (memory-bound: each reads its big operand once) at least
-  10 % faster than the whole problem.  Measured: 2049^3 0.528 -> 0.430 ms,
-  2047x2049x2045 0.486 -> 0.421 ms; 1023x1025x1021 lost (84 against 79 us),
-  hence the wave condition.
-* the deep cut: the whole problem's best plan splits K and is predicted
-  over 100 us, rm = m % 64 or rn = n % 64 in [1, PEEL_MAX], that plan's
-  tiles are at least a tenth padding, and the model predicts the main
-  block's best plan plus the strips (as above) at least 10 % faster.  Deep K of a few hundred a side is where a handful of
-  rows past whole tiles costs most: every block of the edge runs the whole
-  K slice on a tile that is mostly padding (772 rows are four 256-row tiles,
-  25 % of the blocks computing 4 rows), and a split plan's waves come from
-  its split, so the cut cannot empty a wave as it did at 1025x1023.
-
+When: FP32 auto, one problem, rm = m % 128 or rn = n % 128 in [1, PEEL_MAX],
+the main block fills a wave of unsplit 256x128 tiles, and the wave model
+(planner.best_time, the cost model's best plan) predicts the main block
+plus the strips (memory-bound: each reads its big operand once) at least
+10 % faster than the whole problem.  Measured: 2049^3 0.528 -> 0.430 ms, 2047x2049x2045 0.486 ->
+0.421 ms; 1023x1025x1021 lost (84 against 79 us), hence the wave condition.
 ``SGEMM_PEEL=0`` turns it off; ``SGEMM_PEEL=always`` cuts wherever the
 shape allows, whatever the model predicts (tests, A/B runs).
 """
@@ -46,10 +34,6 @@ from .problem import Problem
 
 PEEL_MAX = 16          # strips up to this wide take the gemv path
 PEEL_UNIT = 128        # rung 9's tiles are 256x128 and 128x128: whole 128s
-DEEP_UNIT = 64         # the deep cut: whole 64s (rung 9's and 13's 64-row tiles)
-DEEP_MIN_S = 1e-4      # ... of a whole plan predicted at least this long: on shorter ones the
-                       # model's error outweighs the gain (1023x1025x1021, split 4: the cut
-                       # was predicted 64 against 73 us and measured 84 against 79)
 PEEL_GAIN = 0.9        # predicted time must fall by >= 10 %
 PEEL_MIN_WAVE = 0.95   # main block: at least this many waves of unsplit large tiles
 
@@ -68,14 +52,14 @@ def sub(prob: Problem, r0: int, mr: int, c0: int, nc: int) -> Problem:
                       "bias": bias})
 
 
-def remainders(prob: Problem, unit: int = PEEL_UNIT) -> tuple[int, int]:
-    rm, rn = prob.m % unit, prob.n % unit
+def remainders(prob: Problem) -> tuple[int, int]:
+    rm, rn = prob.m % PEEL_UNIT, prob.n % PEEL_UNIT
     return (rm if rm <= PEEL_MAX else 0), (rn if rn <= PEEL_MAX else 0)
 
 
-def parts(prob: Problem, unit: int = PEEL_UNIT) -> tuple[Problem, list[Problem]]:
-    """(main block, strips) of the cut to whole units; strips may be empty."""
-    rm, rn = remainders(prob, unit)
+def parts(prob: Problem) -> tuple[Problem, list[Problem]]:
+    """(main block, strips) of the cut; strips may be empty."""
+    rm, rn = remainders(prob)
     mm, nn = prob.m - rm, prob.n - rn
     strips = []
     if rm:
@@ -90,27 +74,11 @@ def strip_time(s: Problem) -> float:
     return 4.0 * max(s.m, s.n) * s.k / 3e12 + 3e-6
 
 
-def _cuttable(prob: Problem, unit: int) -> bool:
-    rm, rn = remainders(prob, unit)
-    return bool(rm or rn) and prob.m - rm >= unit and prob.n - rn >= unit
-
-
-def choose(prob: Problem, dev, precision: str = "ieee") -> int:
-    """The unit to cut to (PEEL_UNIT for the wave cut, DEEP_UNIT for the
-    deep cut), or 0: no cut."""
-    if not enabled() or precision != "ieee" or prob.batch != 1:
-        return 0
-    if _wave_cut(prob, dev):
-        return PEEL_UNIT
-    return _deep_cut(prob, dev)
-
-
 def wants_peel(prob: Problem, dev, precision: str = "ieee") -> bool:
-    return choose(prob, dev, precision) != 0
-
-
-def _wave_cut(prob: Problem, dev) -> bool:
-    if not _cuttable(prob, PEEL_UNIT):
+    if not enabled() or precision != "ieee" or prob.batch != 1:
+        return False
+    rm, rn = remainders(prob)
+    if not (rm or rn) or prob.m - rm < PEEL_UNIT or prob.n - rn < PEEL_UNIT:
         return False
     from .planner import _named_spec, best_time
     big = _named_spec("double_buffer", dev)
@@ -120,7 +88,6 @@ def _wave_cut(prob: Problem, dev) -> bool:
     # 1025x1023 (32 tiles, 4 K-slices of 256) the peeled plan measured 84 us
     # against 79 us for the whole problem, though the model said 64 vs 73
     # (H200, `sgemm tune` on both plans, 2026-11-22); at 2049^3 it gained.
-    rm, rn = remainders(prob)
     t = big.configs["large"]
     tiles = -(-(prob.m - rm) // t.BM) * -(-(prob.n - rn) // t.BN)
     if tiles < PEEL_MIN_WAVE * dev.sm_count:
@@ -134,38 +101,10 @@ def _wave_cut(prob: Problem, dev) -> bool:
     return cut + sum(strip_time(s) for s in strips) < PEEL_GAIN * whole
 
 
-def _deep_cut(prob: Problem, dev) -> int:
-    # Cutting to 64s removes whatever cutting to 128s would (m % 128 <= 16
-    # leaves the same m % 64) and more, so one unit is weighed.
-    if not _cuttable(prob, DEEP_UNIT):
-        return 0
-    from .planner import best_time, candidates
-    cands = candidates(prob, dev)
-    if not cands or cands[0].params.split_k <= 1 or cands[0].predicted < DEEP_MIN_S:
-        return 0
-    # Worth weighing only where the whole plan's tiles are a tenth padding
-    # or more (so a first call pays the main block's planning, ~5 ms, only
-    # where a cut can gain; the main block's candidates are then reused).
-    q = cands[0].params
-    padded = -(-prob.m // q.BM) * q.BM * -(-prob.n // q.BN) * q.BN
-    if padded * PEEL_GAIN < prob.m * prob.n:
-        return 0
-    if os.environ.get("SGEMM_PEEL") == "always":
-        return DEEP_UNIT
-    main, strips = parts(prob, DEEP_UNIT)
-    t = best_time(main, dev)
-    if t is None:
-        return 0
-    cut = t + sum(strip_time(x) for x in strips)
-    return DEEP_UNIT if cut < PEEL_GAIN * cands[0].predicted else 0
-
-
-def peel_launches(prob: Problem, dev, precision: str, prepare, main_launches=None,
-                  unit: int = PEEL_UNIT):
+def peel_launches(prob: Problem, dev, precision: str, prepare, main_launches=None):
     """(spec, params, scheme, launches): the main block's plan (or the
-    launches given, for the tuner's candidates), then each strip's; the
-    cut to whole ``unit``s (``choose``)."""
-    main, strips = parts(prob, unit)
+    launches given, for the tuner's candidates), then each strip's."""
+    main, strips = parts(prob)
     if main_launches is None:
         spec, params, scheme, out = prepare([main], dev, "auto", precision)
     else:

@@ -48,9 +48,8 @@ def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None =
         return spec, params, "scale", direct_launches(problems, spec, params, dev)
     auto = kernel in (None, "auto")
     prec = precision or "ieee"
-    cut = peeling.choose(first, dev, prec) if auto and len(problems) == 1 else 0
-    if cut:                 # a few rows/columns past whole tiles
-        return peeling.peel_launches(first, dev, prec, prepare, unit=cut)
+    if auto and len(problems) == 1 and peeling.wants_peel(first, dev, prec):
+        return peeling.peel_launches(first, dev, prec, prepare)   # a few rows/columns past whole tiles
     if auto and stream is not None:
         from . import measure
         measure.settle(problems, dev, prec, stream,

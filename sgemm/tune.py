@@ -450,12 +450,11 @@ def launches_for(spec: KernelSpec, params: TileParams, problems: list[Problem],
     """What plan.prepare would launch for these params under kernel="auto"
     (direct, split-K, either behind the pack scheme's copies, and for the
     main block of the peel scheme, whose strips follow)."""
-    from .peeling import choose, peel_launches
+    from .peeling import peel_launches, wants_peel
     from .plan import prepare, recipe
-    cut = choose(problems[0], dev, spec.precision) if len(problems) == 1 else 0
-    if cut:
+    if len(problems) == 1 and wants_peel(problems[0], dev, spec.precision):
         return peel_launches(problems[0], dev, spec.precision, prepare,
-                             lambda main: launches_for(spec, params, [main], dev), unit=cut)[3]
+                             lambda main: launches_for(spec, params, [main], dev))[3]
     return recipe(problems, dev, spec, params, spec.precision)[3]
 
 

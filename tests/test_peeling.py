@@ -80,23 +80,3 @@ def test_when_it_applies(monkeypatch):
     assert peeling.wants_peel(_canon(4097, 4095, 4093), H200)
     assert not peeling.wants_peel(_canon(1023, 1025, 1021), H200)
     assert not peeling.wants_peel(_canon(3001, 2999, 3003), H200)
-
-
-def test_deep_cut_when_it_applies(monkeypatch):
-    """Deep K of a few hundred a side with a few rows past whole 64s: the
-    whole plan splits K on tiles that are mostly padding at the edge, and
-    the model predicts the cut 10 % faster; not on short plans (1023x1025x1021,
-    split 4, measured slower cut), unsplit plans or remainders over 16."""
-    from sgemm.problem import Problem
-    h100 = DEVICE_MODELS["h100"]
-    deep = _canon(140, 915, 112917)               # 140 = 2 x 64 + 12 (915 % 64 = 19: kept)
-    assert peeling.choose(deep, h100) == peeling.DEEP_UNIT
-    main, strips = peeling.parts(deep, peeling.DEEP_UNIT)
-    assert main.n % 64 == 0 and all(min(s.m, s.n) <= peeling.PEEL_MAX for s in strips)
-    assert peeling.choose(_canon(1023, 1025, 1021), h100) == 0
-    assert peeling.choose(_canon(4100, 4100, 4096), h100) == 0      # unsplit
-    assert peeling.choose(_canon(160, 930, 112917), h100) == 0      # 160 % 64 = 32
-    assert peeling.choose(Problem(**{**deep.__dict__, "batch": 2}), h100) == 0
-    assert peeling.choose(deep, h100, "tf32x3") == 0
-    monkeypatch.setenv("SGEMM_PEEL", "0")
-    assert peeling.choose(deep, h100) == 0

@@ -40,14 +40,3 @@ def test_both_strips_alpha_beta():
 def test_not_peeled_below_a_wave():
     p = _run(1023, 1025, 1021, False, False, seed=10, expect_pack=None)
     assert not p.scheme.startswith("peel+"), p
-
-
-@pytest.mark.parametrize("trans", TRANS, ids=lambda t: "".join("T" if x else "N" for x in t))
-@pytest.mark.parametrize("shape,offset", [((205, 140, 80011), 1), ((77, 650, 40000), 0)],
-                         ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
-def test_deep_cut_vs_fp64(shape, offset, trans):
-    """The deep cut (a split-K main block to whole 64s, strips of at most
-    16 on a deep K)."""
-    p = _run(*shape, *trans, offset=offset, seed=sum(shape), alpha=0.75, beta=-0.5,
-             expect_pack=None)
-    assert p.scheme.startswith("peel+"), p
