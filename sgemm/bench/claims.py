@@ -561,6 +561,11 @@ CLAIMS: tuple[Claim, ...] = (
           "at f208a18: PROBS=\"$(python bench/probes/align_moved.py 600 8181)\" OUT=dir "
           "python bench/probes/tree_ab.py BASE . moved 0 0 2; python -m sgemm.bench.sanitize "
           "--only double_buffer,...,db_cluster@k2 --parallel", ("docs/notes/ffma-fast.md",)),
+    Claim("deep-peel-ab", "Tree A/B of the peel scheme's deep cut (commit 1cd4db4, reverted) "
+          "on the 45 of 2500 judge-distribution problems (own seed 9191) it takes, the "
+          "model's plans", ("deep-peel-ab-h100-2026-11-28.json",),
+          "at 1cd4db4: PROBS=\"$(python bench/probes/deep_peel_moved.py 2500 9191)\" OUT=dir "
+          "python bench/probes/tree_ab.py BASE . moved 0 0 2", ("docs/notes/dispatch.md",)),
     Claim("alignment-classes", "The ieee ratios of 18 judges by which of A, B and C allow "
           "16-byte access (CPU)", ("alignment-classes-cpu-2026-11-27.log",),
           "python bench/probes/alignment_classes.py bench/results/judge-h100-2026-11-27-"
