@@ -566,6 +566,13 @@ CLAIMS: tuple[Claim, ...] = (
           "model's plans", ("deep-peel-ab-h100-2026-11-28.json",),
           "at 1cd4db4: PROBS=\"$(python bench/probes/deep_peel_moved.py 2500 9191)\" OUT=dir "
           "python bench/probes/tree_ab.py BASE . moved 0 0 2", ("docs/notes/dispatch.md",)),
+    Claim("unaligned-ncu", "Rung 9's rect and large tiles on the same canonical problems with "
+          "every operand aligned and with none: event times, and ncu's instructions, load "
+          "sectors, pipe and issue use, registers",
+          ("unaligned-rung9-times-h100-2026-11-28.json", "unaligned-rung9-ncu-h100-2026-11-28.json"),
+          "python bench/probes/unaligned_ncu.py OUT.json; ncu -k regex:sgemm_double_buffer "
+          "--launch-skip 1 --launch-count 1 --metrics ... python bench/probes/unaligned_ncu.py "
+          "--one CASE a|u", ("docs/notes/ffma-fast.md",)),
     Claim("alignment-classes", "The ieee ratios of 18 judges by which of A, B and C allow "
           "16-byte access (CPU)", ("alignment-classes-cpu-2026-11-27.log",),
           "python bench/probes/alignment_classes.py bench/results/judge-h100-2026-11-27-"
