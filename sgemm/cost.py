@@ -288,6 +288,9 @@ def compiled_registers(spec: KernelSpec, p: TileParams, dev: DeviceInfo) -> int 
     return _registers.get(arch, {}).get(register_key(spec, p))
 
 
+_resident: dict = {}     # (spec name, params, device name, smem per SM) -> blocks per SM
+
+
 def resident(spec: KernelSpec, p: TileParams, dev: DeviceInfo, regs: int | None = None) -> int:
     """Blocks per SM from threads, shared memory and registers: the compiled
     count (compiled_registers), else accumulators + 40.  The estimate ran
@@ -299,6 +302,12 @@ def resident(spec: KernelSpec, p: TileParams, dev: DeviceInfo, regs: int | None 
     there, and their calibrated rates were fitted with it (switched to the
     compiled count, the model moved plans off them that then measured
     0.6-0.9x)."""
+    # A pure function of its arguments, asked once per prediction (a few
+    # hundred a problem): remembered, as the registers table is read once.
+    key = (spec.name, p, dev.name, dev.cc, dev.smem_per_sm) if regs is None else None
+    hit = _resident.get(key) if key else None
+    if hit is not None:
+        return hit
     smem = spec.static_smem(p) + spec.dynamic_smem(p)
     if regs is None:
         regs = compiled_registers(spec, p, dev)
@@ -307,7 +316,12 @@ def resident(spec: KernelSpec, p: TileParams, dev: DeviceInfo, regs: int | None 
     regs = (regs + 7) // 8 * 8
     by_regs = 65536 // (max(p.threads, 32) * regs)
     by_smem = (dev.smem_per_sm // (smem + 1024)) if smem else 32
-    return max(1, min(2048 // max(p.threads, 32), 32, by_regs, by_smem))
+    out = max(1, min(2048 // max(p.threads, 32), 32, by_regs, by_smem))
+    if key:
+        if len(_resident) >= 4096:
+            _resident.clear()
+        _resident[key] = out
+    return out
 
 
 def waves(blocks: int, per_sm: int, sms: int) -> list[tuple[int, int]]:

@@ -101,6 +101,28 @@ def test_unaligned_occupancy_moves_only_unaligned_predictions():
     assert t["unaligned"][0] > t["unaligned"][1]   # 0.75 of F alone, where the knee says 0.8
 
 
+def test_resident_is_remembered_per_device():
+    """resident() answers from its memo only for the same kernel, params and
+    device: a device model with less shared memory gets its own count."""
+    import dataclasses
+    spec = registry.KERNELS["double_buffer"]
+    p = spec.configs["rect"]
+    small = dataclasses.replace(H100, smem_per_sm=64 * 1024)
+    assert cost.resident(spec, p, H100) == cost.resident(spec, p, H100) == 3
+    assert cost.resident(spec, p, small) == 2 < cost.resident(spec, p, H100)
+    assert cost.resident(spec, p, H100, regs=96) == 5      # given registers: not the memo
+
+
+def test_alignment_of_every_operand_row():
+    import dataclasses
+    pr = prob(128, 128, 128)
+    assert pr.aligned
+    for kw in (dict(a=pr.a + 4), dict(c=pr.c + 8), dict(ldb=pr.ldb + 2),
+               dict(batch=2, stride_a=4, stride_b=6, stride_c=8)):
+        assert not dataclasses.replace(pr, **kw).aligned, kw
+    assert dataclasses.replace(pr, batch=2, stride_a=-8, stride_b=0, stride_c=4).aligned
+
+
 def test_calibration_json_keeps_the_line_and_omits_it_when_unset():
     cal = cost.calibration(H100)
     back = cost.Calibration.from_json(cal.to_json(), "round trip")

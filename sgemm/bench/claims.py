@@ -573,6 +573,10 @@ CLAIMS: tuple[Claim, ...] = (
           "python bench/probes/unaligned_ncu.py OUT.json; ncu -k regex:sgemm_double_buffer "
           "--launch-skip 1 --launch-count 1 --metrics ... python bench/probes/unaligned_ncu.py "
           "--one CASE a|u", ("docs/notes/ffma-fast.md",)),
+    Claim("planner-cost", "What the planner costs a first call (both precisions' candidates, "
+          "CPU machine), the tree before and after resident() is remembered",
+          ("planner-cost-cpu-2026-11-28.log",),
+          "SGEMM_ROOT=TREE python bench/probes/planner_cost_cpu.py", ("docs/notes/first-call.md",)),
     Claim("alignment-classes", "The ieee ratios of 18 judges by which of A, B and C allow "
           "16-byte access (CPU)", ("alignment-classes-cpu-2026-11-27.log",),
           "python bench/probes/alignment_classes.py bench/results/judge-h100-2026-11-27-"
