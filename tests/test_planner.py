@@ -180,6 +180,23 @@ def test_outputs_that_do_not_fill_the_gpu_keep_chains_short():
     assert planner.acc_slice(prob(4096, 4096, 4096), H100) == planner.ACC_SLICE
 
 
+def test_large_outputs_limit_ffma_chains_not_tensor_core_ones():
+    """On outputs that fill the GPU, FFMA chains stay <= ACC_SLICE (2560:
+    ~9.1e-7 on N(0,1) data), tensor-core ones <= ACC_SLICE_TC (4096: they
+    round once per k-step of 8); the limit is the candidate kernel's, so an
+    FFMA plan under precision="tf32x3" has the FFMA one."""
+    p = prob(4096, 4096, 4096)
+    assert planner.acc_slice(p, H100, "tf32x3") == planner.ACC_SLICE_TC > planner.ACC_SLICE
+    for prec in ("ieee", "tf32x3"):
+        for c in planner.candidates(p, H100, prec):
+            engine = c.spec.precision
+            assert planner._slice(c, p) <= planner.acc_slice(p, H100, engine), c.describe()
+    ieee = planner.candidates(p, H100, "ieee")[0]
+    assert ieee.params.split_k >= 2 and planner._slice(ieee, p) <= planner.ACC_SLICE
+    tc = planner.candidates(p, H100, "tf32x3")[0]
+    assert tc.spec.precision == "tf32x3" and tc.params.split_k == 1       # 4096 deep: allowed
+
+
 def test_gemv_chains_are_the_slice_over_its_parallel_parts():
     from sgemm.kernels import schemes
     kcont = prob(50257, 2, 5120, ta=True)          # small n, A read along k
