@@ -238,7 +238,7 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-28-{s}.json" for s in "abcdef")
+JUDGE = tuple(f"judge-h100-2026-11-28-{s}.json" for s in "ghijk")
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
@@ -577,6 +577,11 @@ CLAIMS: tuple[Claim, ...] = (
           "CPU machine), the tree before and after resident() is remembered",
           ("planner-cost-cpu-2026-11-28.log",),
           "SGEMM_ROOT=TREE python bench/probes/planner_cost_cpu.py", ("docs/notes/first-call.md",)),
+    _judge_set("judge-slices4096", "Six fresh judges on the tree before FFMA chains on large "
+               "outputs were limited to 2560 (99d1316): the error over twice cuBLAS's that "
+               "motivated the limit, and the rows slow in one precision only",
+               "judge-slices4096-h100-2026-11-28", "abcdef",
+               ("docs/dispatch.md", "docs/notes/dispatch.md")),
     Claim("alignment-classes", "The ieee ratios of 18 judges by which of A, B and C allow "
           "16-byte access (CPU)", ("alignment-classes-cpu-2026-11-27.log",),
           "python bench/probes/alignment_classes.py bench/results/judge-h100-2026-11-27-"
