@@ -288,7 +288,7 @@ def compiled_registers(spec: KernelSpec, p: TileParams, dev: DeviceInfo) -> int 
     return _registers.get(arch, {}).get(register_key(spec, p))
 
 
-_resident: dict = {}     # (spec name, params, device name, smem per SM) -> blocks per SM
+_resident: dict = {}     # (spec name, params, device name, cc, smem per SM) -> blocks per SM
 
 
 def resident(spec: KernelSpec, p: TileParams, dev: DeviceInfo, regs: int | None = None) -> int:

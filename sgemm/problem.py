@@ -45,7 +45,7 @@ class Problem:
         so float4 loads along the contiguous dimension are legal."""
         # bitwise: x | y has its low bits clear exactly when both do (Python's
         # ints are two's complement, so negative strides too); the planner
-        # asks this once per prediction, and the generator form was 6 % of it
+        # asks this once per prediction (generators cost 6 % of its time)
         return ((self.a | self.b | self.c) & 15 == 0
                 and (self.lda | self.ldb | self.ldc) & 3 == 0
                 and (self.batch == 1 or (self.stride_a | self.stride_b | self.stride_c) & 3 == 0))
