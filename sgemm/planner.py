@@ -31,11 +31,11 @@ itself where its tiles do not fill the GPU (its error on 288x26x189045 was
 2.6x below ours in one 4096-deep chain), so where the output has fewer
 128x128 tiles than SMs slices stay <= 1024; on larger outputs <= 2560, where
 the error of N(0,1) products is 1.8e-8 sqrt(slice) within a few percent on
-long slices (the H100 judges of 2026-11-28: 1.02-1.15e-6 at slices of
-3232-4096, 2.28x cuBLAS's 4.6e-7 on 394x5120x20480 at 3408), so 2560 keeps
-it near 9.1e-7, under twice cuBLAS's lowest on long K.  Tensor-core kernels
+long slices (the H100 judges of 2026-11-28: 1.02-1.32e-6 at slices of
+3232-5456, 2.28x cuBLAS's 4.6e-7 on 394x5120x20480 at 3408), so 2560 keeps
+it near 9.1e-7, under twice cuBLAS's error on that row.  Tensor-core kernels
 (tf32x3, tf32) keep 4096 there: they round once per k-step of 8, and tf32x3
-ran ~2e-7 at 4096-deep slices.  The limit is the candidate's kernel's, so
+ran 2.2-2.7e-7 at slices of 3000-4096 (bench/probes/chain_error.py).  The limit is the candidate's kernel's, so
 an FFMA plan under precision="tf32x3" has the FFMA one.  On
 outputs with 64 or fewer rows or columns cuBLAS's GEMV-like kernels keep
 its error about twice below a chain of the same K (H100 judge, 2026-11-26:
@@ -71,8 +71,8 @@ SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 SMALL_FLOPS = 2 * 1024 ** 3   # per batch entry: the small-problem tiles are weighed up to 1024^3
 MIN_SLICE = 128          # shallower slices cost more in reduction than they add in blocks
 ACC_SLICE = 2560         # longest FP32 FFMA accumulation chain (error ~1.8e-8 sqrt(slice) ~ 9.1e-7)
-ACC_SLICE_TC = 4096      # ... on tensor cores, which round once per k-step of 8 (tf32x3 at 4096:
-                         # ~2e-7, 0.1-0.4x cuBLAS's, H100 judges of 2026-11-28)
+ACC_SLICE_TC = 4096      # ... on tensor cores, which round once per k-step of 8 (tf32x3 at
+                         # 3000-4096: 2.2-2.7e-7, 0.06-0.51x cuBLAS's, H100 judges of 2026-11-28)
 ACC_SLICE_SMALL = 1024   # ... where the output has fewer 128x128 tiles than SMs
 ACC_SLICE_SKINNY = 1024  # ... where the output has 64 or fewer rows or columns
 FFMA_TILES = {"double_buffer": ("large", "medium", "small", "wide", "tall", "tall64", "rect",

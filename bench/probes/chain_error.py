@@ -1,38 +1,58 @@
-"""Probe (CPU, no GPU): the ieee error of committed judge rows against the
-longest FP32 accumulation chain of the plan the model picks now, and
-cuBLAS's error against K, on outputs where the chain limit is ACC_SLICE
-(4096).  If both follow err = c * sqrt(chain) with one c, cuBLAS's own
-chain is K / (c * sqrt(K) / err)^2: how far it splits K itself.
+"""Probe (CPU, no GPU): the error of the model's plans against their
+longest accumulation chain, on committed judge files.  For each row with
+K >= 1024, the model's H100 pick is replayed (the judges' plans where the
+measured choice kept the model's pick) and its K slice read:
+FFMA plans (rung 9, 13 and the tile kernel) give err / sqrt(slice) and the
+rows over 1e-6; tensor-core tf32x3 plans with slices >= 3000 their error
+and its ratio to cuBLAS's.  --acc N replays with planner.ACC_SLICE = N
+(the files of a tree with another FFMA limit).
 
-    python bench/probes/chain_error.py bench/results/judge-h100-2026-11-26-{a,b,c}.json
+    python bench/probes/chain_error.py [--acc N] JUDGE.json [JUDGE.json ...]
 """
 import json
 import math
-import statistics
 import sys
+from pathlib import Path
 
-from model_picks import canonical
-from sgemm import planner
-from sgemm.tune import DEVICE_MODELS
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from model_picks import canonical  # noqa: E402
 
-dev = DEVICE_MODELS["h100"]
-ours, theirs = [], []
-for f in sys.argv[1:]:
-    for r in json.load(open(f))["rows"]:
-        p = canonical(r)
-        if r["k"] < 2048 or planner.acc_slice(p, dev) != planner.ACC_SLICE:
-            continue
-        chain = planner._slice(planner.candidates(p, dev, "ieee")[0], p)
-        ours.append(r["ieee"]["err"] / math.sqrt(chain))
-        theirs.append((r, r["cublas_err"] / math.sqrt(r["k"])))
-c = statistics.median(ours)
-print(f"{len(ours)} rows; ours err / sqrt(chain): median {c:.3g}, "
-      f"min {min(ours):.3g}, max {max(ours):.3g}")
-splits = sorted((c / x) ** 2 for _, x in theirs)
-print("cuBLAS's K split implied by its error (K / its chain): "
-      + " ".join(f"{s:.1f}" for s in splits))
-for r, x in theirs:
-    s = (c / x) ** 2
-    if s > 1.5:
-        print(f"  {r['m']}x{r['n']}x{r['k']} {'T' if r['ta'] else 'N'}{'T' if r['tb'] else 'N'}: "
-              f"cuBLAS chain ~{r['k'] / s:.0f}")
+from sgemm import planner  # noqa: E402
+from sgemm.tune import DEVICE_MODELS  # noqa: E402
+
+
+def main(files) -> None:
+    dev = DEVICE_MODELS["h100"]
+    ffma, over, tc = [], [], []
+    for f in files:
+        for r in json.load(open(f))["rows"]:
+            if r["k"] < 1024:
+                continue
+            prob = canonical(r)
+            c = planner.candidates(prob, dev, "ieee")[0]
+            if "err" in r["ieee"] and c.spec.name in ("double_buffer", "kmajor", "tile"):
+                ks = dict(c.parts)["kslice"]
+                ffma.append(r["ieee"]["err"] / math.sqrt(ks))
+                if r["ieee"]["err"] > 1e-6:
+                    over.append((ks, r["ieee"]["err"], r["ieee"]["err_vs_cublas"]))
+            c = planner.candidates(prob, dev, "tf32x3")[0]
+            ks = dict(c.parts)["kslice"]
+            if "err" in r["tf32x3"] and c.spec.precision == "tf32x3" and ks >= 3000:
+                tc.append((r["tf32x3"]["err"], r["tf32x3"]["err_vs_cublas"]))
+    ffma.sort()
+    print(f"{len(files)} judges; FFMA plans, K >= 1024: {len(ffma)} rows, err / sqrt(K slice) "
+          f"median {ffma[len(ffma) // 2]:.2e}, p90 {ffma[int(0.9 * len(ffma))]:.2e}")
+    for ks, err, x in sorted(over):
+        print(f"  over 1e-6: slice {ks}, err {err:.3e}, {x:.2f}x cuBLAS's")
+    if tc:
+        print(f"tf32x3 tensor-core plans, slices >= 3000: {len(tc)} rows, err "
+              f"{min(e for e, _ in tc):.2e}-{max(e for e, _ in tc):.2e}, "
+              f"{min(x for _, x in tc):.2f}-{max(x for _, x in tc):.2f}x cuBLAS's")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if args[:1] == ["--acc"]:
+        planner.ACC_SLICE = int(args[1])
+        args = args[2:]
+    main(args)

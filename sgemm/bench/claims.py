@@ -563,7 +563,8 @@ CLAIMS: tuple[Claim, ...] = (
           "--only double_buffer,...,db_cluster@k2 --parallel", ("docs/notes/ffma-fast.md",)),
     Claim("deep-peel-ab", "Tree A/B of the peel scheme's deep cut (commit 1cd4db4, reverted) "
           "on the 45 of 2500 judge-distribution problems (own seed 9191) it takes, the "
-          "model's plans", ("deep-peel-ab-h100-2026-11-28.json",),
+          "model's plans, and the model's times for them (CPU)",
+          ("deep-peel-ab-h100-2026-11-28.json", "deep-peel-moved-cpu-2026-11-28.log"),
           "at 1cd4db4: PROBS=\"$(python bench/probes/deep_peel_moved.py 2500 9191)\" OUT=dir "
           "python bench/probes/tree_ab.py BASE . moved 0 0 2", ("docs/notes/dispatch.md",)),
     Claim("unaligned-ncu", "Rung 9's rect and large tiles on the same canonical problems with "
@@ -582,10 +583,16 @@ CLAIMS: tuple[Claim, ...] = (
                "motivated the limit, and the rows slow in one precision only",
                "judge-slices4096-h100-2026-11-28", "abcdef",
                ("docs/dispatch.md", "docs/notes/dispatch.md")),
+    Claim("chain-error", "The error of the model's plans against their longest accumulation "
+          "chain on the judges before and after the 2560 FFMA limit (CPU replay), and what "
+          "the limit does to the model's picks (CPU)",
+          ("chain-error-cpu-2026-11-28.log", "acc-limit-model-cpu-2026-11-28.log"),
+          "python bench/probes/chain_error.py [--acc 4096] JUDGE.json ...; python "
+          "bench/probes/acc_limit_model.py 4096 2560 [tf32x3]", ("docs/notes/dispatch.md",)),
     Claim("alignment-classes", "The ieee ratios of 18 judges by which of A, B and C allow "
           "16-byte access (CPU)", ("alignment-classes-cpu-2026-11-27.log",),
           "python bench/probes/alignment_classes.py bench/results/judge-h100-2026-11-27-"
-          "{ak..bb}.json", ("docs/notes/dispatch.md",)),
+          "{ak..bb}.json", ("docs/notes/dispatch.md", "docs/notes/ffma-fast.md")),
     Claim("first-call-no-bytecode", "A process's first call on a fresh editable copy "
           "without bytecode, four problems, with four and with six candidates measured, and "
           "its cProfile", ("first-call-no-bytecode-h100-2026-11-27.log",),
