@@ -252,6 +252,9 @@ def _base(prob: Problem, precision: str, dev: DeviceInfo) -> list[tuple[KernelSp
         sk = K.get("small_k")
         if _ok(sk, dev) and prob.k <= S.SMALL_K_MAX:
             out.append((sk, S.choose_small_k(prob, dev.sm_count)))
+        nw = K.get("narrow")
+        if _ok(nw, dev) and S.narrow_applies(prob):
+            out += [(nw, p) for p in S.narrow_configs(prob)]
         if S.gemv_applies(prob):
             for name in ("gemv", "gemv_wide"):
                 spec = K.get(name)

@@ -8,13 +8,13 @@ sweep is the data both for the question (does any tile stream these near
 the DRAM rate?) and for fitting the new tiles' rates.  Not part of the
 package.
 
-    OUT=dir python bench/probes/narrow_batch_sweep.py sweep N SEED SECONDS   # GPU
-    python bench/probes/narrow_batch_sweep.py report SWEEP.json              # CPU
+    OUT=dir python bench/probes/narrow_batch_sweep.py sweep N SEED SECONDS [MIN_MIB]  # GPU
+    python bench/probes/narrow_batch_sweep.py report SWEEP.json [narrow]              # CPU
 
 Problems: calibrate.draw's batched category (the planner's own
 distribution, this probe's seed), kept where min(m, n) <= 32 and the
-operands and output hold at least 32 MiB (a few microseconds of DRAM time
-and more: below that the call is host-bound).
+operands and output hold at least 32 MiB, or MIN_MIB (a few microseconds of
+DRAM time and more: below that the call is host-bound).
 """
 import json
 import math
@@ -25,12 +25,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-FAMILIES = ("double_buffer", "kmajor", "tile", "small", "gemv", "gemv_wide", "small_k")
+FAMILIES = ("double_buffer", "kmajor", "tile", "small", "gemv", "gemv_wide", "small_k",
+            "narrow")
+MIN_BYTES = 32 << 20
 
 
 def narrow(p) -> bool:
     by = 4 * p["batch"] * (p["m"] * p["k"] + p["k"] * p["n"] + p["m"] * p["n"])
-    return p["cat"] == "batched" and min(p["m"], p["n"]) <= 32 and by >= 32 << 20
+    return p["cat"] == "batched" and min(p["m"], p["n"]) <= 32 and by >= MIN_BYTES
 
 
 def narrow_kmajor(key: str) -> bool:
@@ -38,9 +40,15 @@ def narrow_kmajor(key: str) -> bool:
     return key.startswith("kmajor:") and (":32x" in key or "x32x" in key)
 
 
-def report(path: str) -> None:
-    """Per problem: cuBLAS, the fastest existing tile and the fastest narrow
-    kmajor tile, as TB/s of the operands' bytes; then geometric means."""
+def narrow_kernel(key: str) -> bool:
+    """A candidate of 43_narrow.cu (``report SWEEP narrow``)."""
+    return key.startswith("narrow:")
+
+
+def report(path: str, narrow_kmajor=narrow_kmajor) -> None:
+    """Per problem: cuBLAS, the fastest existing tile and the fastest new
+    one (the narrow kmajor tiles, or with ``narrow`` 43_narrow.cu's), as
+    TB/s of the operands' bytes; then geometric means."""
     rows = json.loads(Path(path).read_text())["rows"]
     logs = {"new/old": [], "new/cublas": [], "old/cublas": []}
     for r in rows:
@@ -60,6 +68,19 @@ def report(path: str) -> None:
               f"new {kn} {by / new[kn] / 1e9:.2f} (new/old {old[ko] / new[kn]:.2f}x)")
     for k, v in logs.items():
         print(f"{k}: geomean speed ratio {math.exp(sum(v) / len(v)):.3f} over {len(v)}")
+    side = {}                   # new/old by the narrow side, and the better of the two
+    for r in rows:
+        t = {k: c["gpu_ms"] for k, c in r["cands"].items() if "gpu_ms" in c}
+        new = [v for k, v in t.items() if narrow_kmajor(k)]
+        old = [v for k, v in t.items() if not narrow_kmajor(k)]
+        if new and old:
+            s = min(r["m"], r["n"])
+            g = "<= 8" if s <= 8 else "9-16" if s <= 16 else "17-32"
+            side.setdefault(g, []).append(math.log(min(old) / min(new)))
+    for g, v in side.items():
+        print(f"narrow side {g}: new/old geomean {math.exp(sum(v) / len(v)):.3f}, the better "
+              f"of the two / old {math.exp(sum(max(0, x) for x in v) / len(v)):.3f}, new faster "
+              f"on {sum(x > 0 for x in v)} of {len(v)}")
     for lay in ("NN", "NT", "TN", "TT"):     # the fastest existing tile against cuBLAS
         v = [math.log(r["cublas_ms"] * 1e-3 / min(
                 c["gpu_ms"] * 1e-3 for k, c in r["cands"].items() if "gpu_ms" in c
@@ -75,9 +96,11 @@ if __name__ == "__main__":
     a = sys.argv[1:]
     if a[:1] == ["sweep"]:
         from store_refit import sweep
+        if len(a) > 4:
+            MIN_BYTES = int(float(a[4]) * (1 << 20))
         sweep(int(a[1]), int(a[2]), float(a[3]), keep=narrow, families=FAMILIES,
               name="narrow-batch")
     elif a[:1] == ["report"]:
-        report(a[1])
+        report(a[1], narrow_kernel if a[2:3] == ["narrow"] else narrow_kmajor)
     else:
         sys.exit(__doc__)

@@ -238,13 +238,13 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-28-{s}.json" for s in "ghijk")
+JUDGE = tuple(f"judge-h100-2026-11-28-{s}.json" for s in "lmn")
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h100-2026-11-28.json"
-UNTUNED = "judge-untuned-h100-2026-11-28.json"
+UNTUNED = "judge-untuned-narrow-h100-2026-11-28.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
@@ -583,6 +583,32 @@ CLAIMS: tuple[Claim, ...] = (
                "motivated the limit, and the rows slow in one precision only",
                "judge-slices4096-h100-2026-11-28", "abcdef",
                ("docs/dispatch.md", "docs/notes/dispatch.md")),
+    Claim("narrow-sweep", "Every FFMA candidate, 43_narrow.cu's among them, timed on 60 "
+          "batched problems with a side of at most 32 and 8 MiB or more (the planner's "
+          "distribution, own seed 4343); the sweep narrow's shipped rates are fitted from",
+          ("narrow-sweep-h100-2026-11-28.json",),
+          "OUT=dir python bench/probes/narrow_batch_sweep.py sweep 60 4343 110 8; python -m "
+          "sgemm.calibrate --sweep SWEEP --device h100", ("docs/notes/dispatch.md", "sgemm/data",
+                                                          "sgemm/kernels/cuda/43_narrow.cu")),
+    Claim("narrow-report", "That sweep by layout and narrow side (narrow against the fastest "
+          "other candidate), and the judge-distribution problems whose pick narrow takes (CPU)",
+          ("narrow-report-cpu-2026-11-28.log",),
+          "python bench/probes/narrow_batch_sweep.py report SWEEP narrow; python "
+          "bench/probes/narrow_moved.py 3000 6262 moved.json; python "
+          "bench/probes/model_top.py ROWS",
+          ("docs/notes/dispatch.md", "sgemm/kernels/cuda/43_narrow.cu")),
+    Claim("narrow-ab", "The tree with narrow against the tree before (33667d9) on the 20 "
+          "problems of 3000 judge draws whose pick it takes, the model's plans, two "
+          "alternating rounds", ("narrow-ab-h100-2026-11-28.json",),
+          "PROBS=\"$(cat moved.json)\" OUT=dir python bench/probes/tree_ab.py .base . narrow 0 0 2",
+          ("docs/notes/dispatch.md", "sgemm/kernels/cuda/43_narrow.cu")),
+    _san_claim("sanitizer-narrow", "compute-sanitizer on narrow, its own choice and four named "
+               "configs forced on every edge case", "sanitizer-narrow-h100-2026-11-28.json",
+               "docs/notes/dispatch.md"),
+    Claim("gpu-tests-narrow", "GPU tests that force narrow (schemes: every transpose, "
+          "unaligned, alpha/beta, batches; epilogue)", ("gpu-tests-narrow-h100-2026-11-28.log",),
+          "python3 -m pytest -q -m gpu tests/gpu/test_schemes_gpu.py "
+          "tests/gpu/test_epilogue_gpu.py -k narrow", ("docs/notes/dispatch.md",)),
     Claim("chain-error", "The error of the model's plans against their longest accumulation "
           "chain on the judges before and after the 2560 FFMA limit (CPU replay), and what "
           "the limit does to the model's picks (CPU)",

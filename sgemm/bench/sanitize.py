@@ -62,14 +62,16 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 # (the edge extents reach only S = 1, 2 and 16), each run on every case's
 # layout, so both the k- and the row-contiguous loops of each; rung 9's tiles
 # along a small n and its 8x8 rectangles (the planner's, not the kernel's own choice);
-# rung 9's configs on outputs over 256 a side as well (DB_BIG).
+# rung 9's configs on outputs over 256 a side as well (DB_BIG); 43_narrow's
+# 64-wide blocks and narrow sides under the case's (several blocks across it).
 NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "db_cluster@big", "gemv@m2r", "gemv@n4k", "gemv@m4r", "gemv@n8k", "gemv@m8r",
          "gemv@n16k", "double_buffer@tall", "double_buffer@tall64", "double_buffer@rect",
          "double_buffer@rect_t", "tf32x3_wgmma_rs@n64", "tf32x3_wgmma_rs@small_n64", "gemv@n1k/s3", "gemv@m2r/s2", "gemv@n4r/s4", "gemv@m1k/s2",
          "double_buffer@small/s3", "double_buffer@medium/s3", "double_buffer@large/s3",
          "double_buffer@rect/s5", "kmajor@k64x128", "kmajor@k64x64", "kmajor@k128x64/s3",
-         "double_buffer@large", "double_buffer@wide", "double_buffer@small")
+         "double_buffer@large", "double_buffer@wide", "double_buffer@small",
+         "narrow@n8w64", "narrow@m32w64", "narrow@n16w128", "narrow@m8w128")
 # Rung 9's and 13's K split (double_buffer@CONFIG/sS, kmajor@...): the shorter last slice is the
 # last z entry of the full slices' launch (k_last); K of these is not a
 # multiple of the slice unit, so that slice also ends inside a k-tile.

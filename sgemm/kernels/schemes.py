@@ -23,6 +23,8 @@ square-tile rungs serve badly.  ids 30+; registered through
                partial tiles pushed to their owners (38_db_cluster.cu).
     39 small_k  K <= 16 on a big output: lanes along the rows of C, so every
                warp store is 128 contiguous bytes of a column (39_small_k.cu).
+    43 narrow  m or n <= 32, batched: the whole narrow side a block, operands
+               streamed by 4-byte cp.async STAGES k-chunks ahead (43_narrow.cu).
 
 Specs with ``extra["fused"]`` take four arguments after SGEMM_PARAMS
 (workspace, counters, slice depth kc, slice count S) and split K themselves
@@ -420,6 +422,59 @@ SMALL_K = KernelSpec(
     extra={"choose": choose_small_k})
 
 
+# ---- a narrow side streamed (43_narrow.cu) -----------------------------------------
+NARROW_FIELDS = ("BM", "BN", "BK")
+NARROW_SIDES = (8, 16, 32)  # the narrow side's tile: the smallest that holds it
+NARROW_WIDE = (64, 128)     # the wide side's; a thread owns one of its rows
+NARROW_BK, NARROW_STAGES = 16, 4    # 43_narrow.cu's STAGES
+NARROW_CONFIGS = {f"{side}{s}w{w}": TileParams(BM=w if side == "n" else s,
+                                               BN=s if side == "n" else w,
+                                               BK=NARROW_BK, threads=w)
+                  for side in "nm" for s in NARROW_SIDES for w in NARROW_WIDE}
+
+
+def narrow_rules(p: TileParams) -> list[str]:
+    why: list[str] = []
+    wide, small = max(p.BM, p.BN), min(p.BM, p.BN)
+    need(small in NARROW_SIDES, f"the narrow side {small} must be one of {NARROW_SIDES}", why)
+    need(wide % 64 == 0 and wide > small, f"the wide side {wide} must be a multiple of 64", why)
+    need(p.threads == wide, f"threads={p.threads}: a thread owns one of the {wide} wide rows",
+         why)
+    need(p.BK % 4 == 0, f"BK={p.BK} must be a multiple of 4", why)
+    return why
+
+
+def narrow_smem(p: TileParams) -> int:
+    """STAGES k-chunks of the wide operand ([BK][W + 1]) and the narrow one ([BK][NW + 4])."""
+    wide, small = max(p.BM, p.BN), min(p.BM, p.BN)
+    return F32 * NARROW_STAGES * p.BK * (wide + 1 + small + 4)
+
+
+def narrow_applies(prob: Problem) -> bool:
+    """A batch of products with a side of at most 32.  One product alone
+    puts too few blocks on the GPU without a K split, which this kernel
+    does not take (the skinny single products have split-K plans)."""
+    return prob.batch > 1 and min(prob.m, prob.n) <= NARROW_SIDES[-1]
+
+
+def narrow_configs(prob: Problem) -> list[TileParams]:
+    """The narrow side's smallest tile, at each wide extent (a wider side,
+    as under a forced kernel=, takes the widest tile over several blocks)."""
+    side = "n" if prob.n <= prob.m else "m"
+    s = next((x for x in NARROW_SIDES if x >= min(prob.m, prob.n)), NARROW_SIDES[-1])
+    return [NARROW_CONFIGS[f"{side}{s}w{w}"] for w in NARROW_WIDE]
+
+
+NARROW = KernelSpec(
+    id=43, name="narrow", source="43_narrow.cu", function="sgemm_narrow",
+    title="scheme narrow: m or n <= 32 a block, operands streamed by 4-byte cp.async",
+    seed="the judges' batched products with a narrow side, which cuBLAS streams "
+         "(docs/notes/dispatch.md, tenth session)",
+    template_fields=NARROW_FIELDS, configs=NARROW_CONFIGS, rules=narrow_rules,
+    vector_loads=False, dynamic_smem=narrow_smem,
+    extra={"choose": lambda prob, sm_count=132: narrow_configs(prob)[-1]})
+
+
 # ---- the split-K reduction (second launch; not a GEMM, so not registered) ----------
 def _reduce_spec(vec: bool) -> KernelSpec:
     return KernelSpec(
@@ -790,4 +845,4 @@ DB_CLUSTER = KernelSpec(
            "space": db_cluster_space})
 
 SPECS = [TILE, SMALL, SPLITK, GEMV, SPLITK_FUSED, GEMV_WIDE, SPLITK_CLUSTER, DB_CLUSTER,
-         SMALL_K]
+         SMALL_K, NARROW]

@@ -19,7 +19,7 @@ from .reference import make, ref_gemm, rel_err
 pytestmark = pytest.mark.gpu
 cp = pytest.importorskip("cupy")
 
-SCHEMES = ["splitk", "gemv", "small", "tile", "splitk_fused", "gemv_wide", "small_k"]
+SCHEMES = ["splitk", "gemv", "small", "tile", "splitk_fused", "gemv_wide", "small_k", "narrow"]
 # thread-block clusters: sm_90+ (marked sm90: tests/conftest.py skips them elsewhere)
 SCHEMES += [pytest.param(s, marks=pytest.mark.sm90) for s in ("splitk_cluster", "db_cluster")]
 HOPPER = None                   # set by _device_caps when the module's first test runs
