@@ -113,9 +113,15 @@ def config_key(spec: KernelSpec, p: TileParams, prob: Problem) -> str:
     gemv blocks share one rate per inner loop, k- or row-contiguous big
     operand: the same block streams 2.8 TB/s in one (1x32000x2560 NT, 116
     us) and 1 TB/s in the other (16x4096x12288 NN, 203 us; H100,
-    bench/results/skinny-probe-*.json), so one rate for both fits neither."""
+    bench/results/skinny-probe-*.json), so one rate for both fits neither.
+    Where each block holds a whole product of a batch (its wide side within
+    the block's strip of 32-128 rows) the blocks have a rate of their own
+    (``:b``): a single product's blocks stream long rows, and the rate of
+    those put gemv_wide 1.25-1.48x fast on the narrow sweeps' batches
+    (docs/notes/dispatch.md, twelfth session)."""
     if spec.extra.get("scheme") == "gemv":
-        return f"{spec.name}:{'r' if x_rows_contiguous(prob) else 'k'}"
+        whole = prob.batch > 1 and max(prob.m, prob.n) <= max(p.BM, p.BN)
+        return f"{spec.name}:{'r' if x_rows_contiguous(prob) else 'k'}{':b' if whole else ''}"
     return f"{spec.name}:{p.BM}x{p.BN}x{p.BK}:{p.threads}"
 
 

@@ -7,6 +7,9 @@ a GPU says what it gets.
 
     python bench/probes/model_ab.py TREE_A TREE_B [CATEGORY N SEED]
 
+PREC=tf32x3 asks that precision; MOVED=FILE writes the problems whose
+prediction moved by more than 1 % (a list tree_ab.py takes as PROBS).
+
 A tree may end in @SPLITS=1-64: the planner weighs every K split in that
 range (an experiment on the list of splits, planner.SPLITS).
 """
@@ -35,8 +38,8 @@ r, out = random.Random(seed), []
 while len(out) < n:
     p = judge.draw(r, cat)
     if judge.fits(p):
-        c = planner.candidates(canonical(p), dev, "ieee")[0]
-        out.append(c.predicted)
+        c = planner.candidates(canonical(p), dev, os.environ.get("PREC") or "ieee")[0]
+        out.append((c.predicted, p))
 print("RESULT " + json.dumps(out))
 '''
 
@@ -59,7 +62,12 @@ def main():
     cat = sys.argv[3] if len(sys.argv) > 3 else "deep-k"
     n = int(sys.argv[4]) if len(sys.argv) > 4 else 300
     seed = int(sys.argv[5]) if len(sys.argv) > 5 else 7
-    ra = [x / y for x, y in zip(predictions(a, cat, n, seed), predictions(b, cat, n, seed))]
+    pa, pb = predictions(a, cat, n, seed), predictions(b, cat, n, seed)
+    ra = [x[0] / y[0] for x, y in zip(pa, pb)]
+    if os.environ.get("MOVED"):     # the problems whose prediction moved, for tree_ab.py
+        moved = [x[1] for x, r in zip(pa, ra) if abs(r - 1) > 0.01]
+        with open(os.environ["MOVED"], "w") as f:
+            json.dump(moved, f)
     gm = math.exp(sum(map(math.log, ra)) / len(ra))
     print(f"{cat} n {n} seed {seed}: predicted {a} / {b} geomean {gm:.3f}; "
           f"B faster by > 1 % on {sum(x > 1.01 for x in ra)}, slower on {sum(x < 0.99 for x in ra)}")

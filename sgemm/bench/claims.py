@@ -238,13 +238,13 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-28-{s}.json" for s in "lmn")
+JUDGE = tuple(f"judge-h100-2026-11-28-{s}.json" for s in "opq")
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h100-2026-11-28.json"
-UNTUNED = "judge-untuned-narrow-h100-2026-11-28.json"
+UNTUNED = "judge-untuned-gemv-b-h100-2026-11-28.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
@@ -602,6 +602,21 @@ CLAIMS: tuple[Claim, ...] = (
           "alternating rounds", ("narrow-ab-h100-2026-11-28.json",),
           "PROBS=\"$(cat moved.json)\" OUT=dir python bench/probes/tree_ab.py .base . narrow 0 0 2",
           ("docs/notes/dispatch.md", "sgemm/kernels/cuda/43_narrow.cu")),
+    Claim("batched-gemv-ab", "gemv rates of their own for blocks that hold a batch's whole "
+          "product, against the tree before (11fc86b): the problems of 1500 batched judge "
+          "draws (own seed 7171) whose prediction moved, two alternating rounds; the first "
+          "split (every batch > 1) the same way; both split by moved pick (CPU)",
+          ("batched-gemv-ab-h100-2026-11-28.json", "batched-gemv-split1-ab-h100-2026-11-28.json",
+           "batched-gemv-ab-cpu-2026-11-28.log"),
+          "MOVED=moved.json python bench/probes/model_ab.py .base . batched 1500 7171; "
+          "PROBS=\"$(cat moved.json)\" OUT=dir python bench/probes/tree_ab.py .base . batched 0 "
+          "0 2; python bench/probes/tree_ab_moved.py FILE .base TREE",
+          ("docs/notes/dispatch.md", "sgemm/cost.py")),
+    Claim("gemv-batch-fit", "The cost model's measured / predicted time of gemv and gemv_wide "
+          "on the committed H100 sweeps, batched and single products apart, before and after "
+          "the batched gemv rates (CPU)", ("gemv-batch-fit-cpu-2026-11-28.log",),
+          "SGEMM_ROOT=TREE python bench/probes/gemv_batch_fit.py SWEEP.json ...",
+          ("docs/notes/dispatch.md",)),
     _san_claim("sanitizer-narrow", "compute-sanitizer on narrow, its own choice and four named "
                "configs forced on every edge case", "sanitizer-narrow-h100-2026-11-28.json",
                "docs/notes/dispatch.md"),
