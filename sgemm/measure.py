@@ -30,8 +30,9 @@ back, as a caller calls it); a candidate starts only where
 its estimated cost (``cost_s``, or the previous candidate's real cost
 where that was more) ends inside ``WALL_S`` of measuring and
 ``CALL_S`` of the call, and nothing is measured unless the model's pick and
-one other fit (the shape is then measured by a later plan of it, in this
-process or the next); its score is the faster of the two
+one other fit by their estimates, nor kept unless the second still fits
+after the first's real cost (the shape is then measured by a later plan of
+it, in this process or the next); its score is the faster of the two
 batches, or the model's host time where that is longer (what a caller
 calling back to back waits).  The model's pick is kept unless another
 candidate measured ``MARGIN`` faster, so timing noise does not flip a
@@ -320,7 +321,7 @@ def settle(problems: list, dev, precision: str, stream: int, build, time_fn=None
             took = 0.0          # the last candidate's real cost: a floor for the next one's
             for c in cands:
                 now = time.perf_counter()
-                if len(scores) >= 2 and now + max(cost_s(c), took) > stop:
+                if scores and now + max(cost_s(c), took) > stop:
                     break               # the rest are not timed (and so not chosen)
                 g = dict(c.parts)
                 ls = build([scratch], c.spec, c.params)
@@ -335,6 +336,9 @@ def settle(problems: list, dev, precision: str, stream: int, build, time_fn=None
         finally:
             if timer is not None:
                 timer.close()
+        if len(scores) < 2:
+            return      # the model's pick ran past its estimate: nothing to choose from;
+                        # not given up, so a later plan of the shape measures it
         i = pick(cands, scores)
         c = cands[i]
         dispatch.measured(dev)[sk] = (c.spec, c.params)

@@ -270,6 +270,27 @@ def test_a_candidate_slower_than_its_estimate_stops_the_next(monkeypatch):
     assert len(calls) == 2
 
 
+def test_a_model_pick_slower_than_its_estimate_stops_the_second(monkeypatch):
+    """The second candidate is not timed where the first's real cost (its
+    modules loading slowly, say) leaves no time for it: the call keeps the
+    model's pick, nothing is saved, and the shape stays open."""
+    calls = []
+    short = measure.shortlist(DEEP, H100, "ieee")
+    clock = [100.0]
+    monkeypatch.setattr(measure, "time", type("T", (), {"perf_counter": lambda: clock[0]}))
+    monkeypatch.setattr(measure, "WALL_S", 0.05)
+    timed = timed_by({name(short[1]): 1e-9}, 1e-3, calls)
+
+    def time_fn(launches, reps):        # the model's pick takes 45 ms of the 50
+        clock[0] += 0.045
+        return timed(launches, reps)
+    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), time_fn)
+    assert [k for k, _ in calls] == [name(short[0])]
+    assert chosen(DEEP) == name(short[0])
+    assert not measure._path(H100).exists()
+    assert (H100, dispatch.shape_key(DEEP, "ieee")) not in measure._given_up
+
+
 def test_a_call_without_time_left_measures_nothing_and_leaves_the_shape_open():
     """Measuring counts CALL_S from when the call began (a process's first
     call spends part of it on imports): where the model's pick and one other

@@ -238,13 +238,13 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-28-{s}.json" for s in "opq")
+JUDGE = tuple(f"judge-h100-2026-11-28-{s}.json" for s in "rst")
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h100-2026-11-28.json"
-UNTUNED = "judge-untuned-gemv-b-h100-2026-11-28.json"
+UNTUNED = "judge-untuned-final-h100-2026-11-28.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
@@ -617,6 +617,10 @@ CLAIMS: tuple[Claim, ...] = (
           "the batched gemv rates (CPU)", ("gemv-batch-fit-cpu-2026-11-28.log",),
           "SGEMM_ROOT=TREE python bench/probes/gemv_batch_fit.py SWEEP.json ...",
           ("docs/notes/dispatch.md",)),
+    _judge_set("judge-h200-guard", "Three fresh judges of the final tree on an H200 (the H100's "
+               "calibration; the model alone's file did not come back)",
+               "judge-h200-2026-11-28", "abc", ("docs/notes/first-call.md",
+                                                "docs/notes/dispatch.md")),
     _san_claim("sanitizer-narrow", "compute-sanitizer on narrow, its own choice and four named "
                "configs forced on every edge case", "sanitizer-narrow-h100-2026-11-28.json",
                "docs/notes/dispatch.md"),
