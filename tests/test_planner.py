@@ -335,3 +335,28 @@ def test_attention_pv_goes_to_rung_13_by_its_rates():
     c = planner.candidates(pv, H100, "ieee")[0]
     assert (c.spec.name, c.params.BM, c.params.BN) == ("kmajor", 64, 128), c.describe()
     assert 200e-6 < c.predicted < 280e-6, c.describe()
+
+
+def test_narrow_is_weighed_for_batches_with_a_narrow_side_only():
+    """43_narrow.cu: a batch with m or n <= 32 gets its two configs of the
+    narrow side's smallest tile, the narrow side along the right axis; a
+    single product (no K split in the kernel) and a wide batch do not."""
+    def narrow(pr):
+        return [c.params for c in planner.candidates(pr, H100, "ieee", everything=True)
+                if c.spec.name == "narrow"]
+    got = narrow(prob(300, 11, 200, batch=64))          # narrow n: tiles along m
+    assert {(p.BM, p.BN) for p in got} == {(64, 16), (128, 16)}
+    got = narrow(prob(20, 500, 200, batch=64))          # narrow m: tiles along n
+    assert {(p.BM, p.BN) for p in got} == {(32, 64), (32, 128)}
+    assert not narrow(prob(300, 11, 200)) and not narrow(prob(300, 40, 200, batch=64))
+
+
+def test_gemv_blocks_holding_a_whole_batch_product_read_their_own_rate():
+    """The batched gemv rate (':b') is for blocks whose product fits their
+    strip; a batch of long products streams like a single one."""
+    spec = registry.KERNELS["gemv_wide"]
+    p = spec.configs["n16"]                             # a 128-row strip, n <= 16
+    assert cost.config_key(spec, p, prob(100, 10, 300, batch=8)).endswith(":b")
+    assert not cost.config_key(spec, p, prob(900, 10, 300, batch=8)).endswith(":b")
+    assert not cost.config_key(spec, p, prob(100, 10, 300)).endswith(":b")
+    assert cost.config_key(spec, p, prob(100, 10, 300, batch=8)) in cost.calibration(H100).rates

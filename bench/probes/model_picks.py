@@ -26,16 +26,20 @@ def canonical(r) -> Problem:
                    stride_c=n * m if bt > 1 else 0)
 
 
+def label(c) -> str:
+    """A candidate as kernel:BMxBNxBK:threads:sSPLIT[:pack]."""
+    q = c.params
+    return (f"{c.spec.name}:{q.BM}x{q.BN}x{q.BK}:{q.threads}:s{q.split_k}"
+            f"{':pack' if c.pack else ''}")
+
+
 def picks(files) -> dict:
     dev, out = DEVICE_MODELS["h100"], {}
     for f in files:
         for i, r in enumerate(json.load(open(f))["rows"]):
             for prec in ("ieee", "tf32x3"):
                 c = planner.candidates(canonical(r), dev, prec)[0]
-                q = c.params
-                out[f"{f.rsplit('/', 1)[-1]}:{i}:{prec}"] = (
-                    f"{c.spec.name}:{q.BM}x{q.BN}x{q.BK}:{q.threads}:s{q.split_k}"
-                    f"{':pack' if c.pack else ''}")
+                out[f"{f.rsplit('/', 1)[-1]}:{i}:{prec}"] = label(c)
     return out
 
 

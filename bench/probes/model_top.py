@@ -4,20 +4,24 @@ way the judge calls them (contiguous C-order operands).
 
     python bench/probes/model_top.py '[[2657, 10, 41, 144, 0, 0], ...]' [ieee|tf32x3]
 """
-import sys; sys.path.insert(0,'bench/probes')
-from model_picks import canonical
-from sgemm import planner
-from sgemm.tune import DEVICE_MODELS
-dev=DEVICE_MODELS['h100']
-def show(rows, prec='ieee', n=3):
-    for bt,m,n_,k,ta,tb in rows:
-        r=dict(batch=bt,m=m,n=n_,k=k,ta=bool(ta),tb=bool(tb))
-        cs=planner.candidates(canonical(r),dev,prec)
-        s=[]
-        for c in cs[:n]:
-            q=c.params; p=dict(c.parts)
-            s.append(f"{c.spec.name}:{q.BM}x{q.BN}x{q.BK}:{q.threads}:s{q.split_k}{':pack' if c.pack else ''} {c.predicted*1e6:.1f}")
-        print(bt,m,n_,k,'T' if ta else 'N','T' if tb else 'N',' | '.join(s))
-if __name__ == '__main__':
-    import json
-    rows=json.loads(sys.argv[1]); show(rows, sys.argv[2] if len(sys.argv)>2 else 'ieee')
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from model_picks import canonical, label  # noqa: E402
+from sgemm import planner  # noqa: E402
+from sgemm.tune import DEVICE_MODELS  # noqa: E402
+
+
+def show(rows, prec: str = "ieee", top: int = 3) -> None:
+    dev = DEVICE_MODELS["h100"]
+    for bt, m, n, k, ta, tb in rows:
+        r = dict(batch=bt, m=m, n=n, k=k, ta=bool(ta), tb=bool(tb))
+        cs = planner.candidates(canonical(r), dev, prec)[:top]
+        print(bt, m, n, k, "NT"[bool(ta)], "NT"[bool(tb)],
+              " | ".join(f"{label(c)} {c.predicted * 1e6:.1f}" for c in cs))
+
+
+if __name__ == "__main__":
+    show(json.loads(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "ieee")

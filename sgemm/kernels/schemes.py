@@ -24,7 +24,7 @@ square-tile rungs serve badly.  ids 30+; registered through
     39 small_k  K <= 16 on a big output: lanes along the rows of C, so every
                warp store is 128 contiguous bytes of a column (39_small_k.cu).
     43 narrow  m or n <= 32, batched: the whole narrow side a block, operands
-               streamed by 4-byte cp.async STAGES k-chunks ahead (43_narrow.cu).
+               streamed by 4-byte cp.async three k-chunks ahead (43_narrow.cu).
 
 Specs with ``extra["fused"]`` take four arguments after SGEMM_PARAMS
 (workspace, counters, slice depth kc, slice count S) and split K themselves

@@ -10,7 +10,7 @@
 // flight.  Here a block owns W rows of the wide side by the whole narrow
 // side (NW = 8, 16 or 32, the smallest that holds it), copies the operands
 // into shared memory with 4-byte cp.async (no alignment needed, no register
-// holds data in flight, out-of-range copies zero-filled) STAGES k-chunks
+// holds data in flight, out-of-range copies zero-filled) STAGES - 1 k-chunks
 // ahead, and each warp copy instruction covers 32 consecutive floats of
 // whichever index is contiguous in memory.
 //
