@@ -9,7 +9,7 @@ the DRAM rate?) and for fitting the new tiles' rates.  Not part of the
 package.
 
     OUT=dir python bench/probes/narrow_batch_sweep.py sweep N SEED SECONDS [MIN_MIB]  # GPU
-    python bench/probes/narrow_batch_sweep.py report SWEEP.json [narrow]              # CPU
+    python bench/probes/narrow_batch_sweep.py report SWEEP.json [narrow|tworows]      # CPU
 
 Problems: calibrate.draw's batched category (the planner's own
 distribution, this probe's seed), kept where min(m, n) <= 32 and the
@@ -43,6 +43,16 @@ def narrow_kmajor(key: str) -> bool:
 def narrow_kernel(key: str) -> bool:
     """A candidate of 43_narrow.cu (``report SWEEP narrow``)."""
     return key.startswith("narrow:")
+
+
+def narrow_two_rows(key: str) -> bool:
+    """A 43_narrow.cu config whose threads own two wide rows (``report SWEEP
+    tworows``): key narrow:BMxBNxBK:threads with threads < max(BM, BN)."""
+    if not key.startswith("narrow:"):
+        return False
+    dims, threads = key.split(":")[1:3]
+    bm, bn, _ = map(int, dims.split("x"))
+    return int(threads) < max(bm, bn)
 
 
 def report(path: str, narrow_kmajor=narrow_kmajor) -> None:
@@ -101,6 +111,7 @@ if __name__ == "__main__":
         sweep(int(a[1]), int(a[2]), float(a[3]), keep=narrow, families=FAMILIES,
               name="narrow-batch")
     elif a[:1] == ["report"]:
-        report(a[1], narrow_kernel if a[2:3] == ["narrow"] else narrow_kmajor)
+        report(a[1], {"narrow": narrow_kernel, "tworows": narrow_two_rows}.get(
+            (a[2:3] or [""])[0], narrow_kmajor))
     else:
         sys.exit(__doc__)

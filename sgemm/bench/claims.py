@@ -590,6 +590,22 @@ CLAIMS: tuple[Claim, ...] = (
           "OUT=dir python bench/probes/narrow_batch_sweep.py sweep 60 4343 110 8; python -m "
           "sgemm.calibrate --sweep SWEEP --device h100", ("docs/notes/dispatch.md", "sgemm/data",
                                                           "sgemm/kernels/cuda/43_narrow.cu")),
+    Claim("narrow-tworows-sweep", "43_narrow.cu with two wide rows a thread (half the "
+          "threads; an experiment not landed): every FFMA candidate with those configs "
+          "beside on 70 batched problems with a side of at most 32 and 8 MiB or more (own "
+          "seed 28113), H200", ("narrow-tworows-sweep-h200-2026-11-28.json",),
+          "OUT=dir python bench/probes/narrow_batch_sweep.py sweep 70 28113 190 8; python "
+          "bench/probes/narrow_batch_sweep.py report SWEEP tworows",
+          ("docs/notes/dispatch.md",)),
+    Claim("eager-blas-ravel", "blas.sgemm's eager cost at 64^3 as the judge calls it (three "
+          "cupy ravel() calls inside the timed call) against the same call on buffers "
+          "raveled once, the ravels alone, gemm, cupy.matmul and torch.matmul (H200)",
+          ("eager-blas-ravel-h200-2026-11-28.json",),
+          "OUT=dir python bench/probes/eager_blas_ravel.py", ("docs/notes/dispatch.md",)),
+    Claim("int8-api-cost-h200", "The integer engine through the public API at 8192^3 and "
+          "16384^3 on an H200, cuBLAS in the same run",
+          ("int8-api-cost-h200-2026-11-28.json",),
+          "OUT=dir python bench/probes/int8_api_cost.py 8192 16384", ("docs/notes/int8x.md",)),
     Claim("narrow-report", "That sweep by layout and narrow side (narrow against the fastest "
           "other candidate), and the judge-distribution problems whose pick narrow takes (CPU)",
           ("narrow-report-cpu-2026-11-28.log",),
