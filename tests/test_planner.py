@@ -338,16 +338,25 @@ def test_attention_pv_goes_to_rung_13_by_its_rates():
 
 
 def test_narrow_is_weighed_for_batches_with_a_narrow_side_only():
-    """43_narrow.cu: a batch with m or n <= 32 gets its two configs of the
-    narrow side's smallest tile, the narrow side along the right axis; a
-    single product (no K split in the kernel) and a wide batch do not."""
+    """43_narrow.cu: a batch with m or n <= 32 gets every config of the
+    narrow side's smallest tile (both widths, chunk depths and k-groups the
+    rules take), the narrow side along the right axis; a single product (no
+    K split in the kernel) and a wide batch do not."""
+    from sgemm.kernels import schemes
+
     def narrow(pr):
-        return [c.params for c in planner.candidates(pr, H100, "ieee", everything=True)
-                if c.spec.name == "narrow"]
+        return {(c.params.BM, c.params.BN, c.params.BK, c.params.threads)
+                for c in planner.candidates(pr, H100, "ieee", everything=True)
+                if c.spec.name == "narrow"}
+
+    def named(prefix):
+        return {(p.BM, p.BN, p.BK, p.threads) for k, p in schemes.NARROW_CONFIGS.items()
+                if k.startswith(prefix + "w")}
     got = narrow(prob(300, 11, 200, batch=64))          # narrow n: tiles along m
-    assert {(p.BM, p.BN) for p in got} == {(64, 16), (128, 16)}
+    assert got == named("n16") and (64, 16, 8, 128) in got and (128, 16, 16, 256) in got
     got = narrow(prob(20, 500, 200, batch=64))          # narrow m: tiles along n
-    assert {(p.BM, p.BN) for p in got} == {(32, 64), (32, 128)}
+    assert got == named("m32") and (32, 64, 16, 256) in got
+    assert narrow(prob(300, 5, 200, batch=64)) == named("n8")
     assert not narrow(prob(300, 11, 200)) and not narrow(prob(300, 40, 200, batch=64))
 
 

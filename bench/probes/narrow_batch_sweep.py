@@ -8,13 +8,15 @@ sweep is the data both for the question (does any tile stream these near
 the DRAM rate?) and for fitting the new tiles' rates.  Not part of the
 package.
 
-    OUT=dir python bench/probes/narrow_batch_sweep.py sweep N SEED SECONDS [MIN_MIB]  # GPU
-    python bench/probes/narrow_batch_sweep.py report SWEEP.json [narrow|tworows]      # CPU
+    OUT=dir python bench/probes/narrow_batch_sweep.py sweep N SEED SECONDS [MIN_MIB [SIDE]]  # GPU
+    python bench/probes/narrow_batch_sweep.py report SWEEP.json [narrow|tworows|k8|groups|new]  # CPU
 
 Problems: calibrate.draw's batched category (the planner's own
 distribution, this probe's seed), kept where min(m, n) <= 32 and the
 operands and output hold at least 32 MiB, or MIN_MIB (a few microseconds of
-DRAM time and more: below that the call is host-bound).
+DRAM time and more: below that the call is host-bound); SIDE (default 32)
+lowers the narrow side's bound, as for fitting the 8-wide tiles, which
+problems of the default bound reach only a few times.
 """
 import json
 import math
@@ -28,11 +30,12 @@ sys.path.insert(0, str(HERE))
 FAMILIES = ("double_buffer", "kmajor", "tile", "small", "gemv", "gemv_wide", "small_k",
             "narrow")
 MIN_BYTES = 32 << 20
+SIDE = 32
 
 
 def narrow(p) -> bool:
     by = 4 * p["batch"] * (p["m"] * p["k"] + p["k"] * p["n"] + p["m"] * p["n"])
-    return p["cat"] == "batched" and min(p["m"], p["n"]) <= 32 and by >= MIN_BYTES
+    return p["cat"] == "batched" and min(p["m"], p["n"]) <= SIDE and by >= MIN_BYTES
 
 
 def narrow_kmajor(key: str) -> bool:
@@ -53,6 +56,27 @@ def narrow_two_rows(key: str) -> bool:
     dims, threads = key.split(":")[1:3]
     bm, bn, _ = map(int, dims.split("x"))
     return int(threads) < max(bm, bn)
+
+
+def narrow_k8(key: str) -> bool:
+    """A 43_narrow.cu config with 8-deep chunks (``report SWEEP k8``): key
+    narrow:BMxBNx8:threads."""
+    return key.startswith("narrow:") and key.split(":")[1].endswith("x8")
+
+
+def narrow_groups(key: str) -> bool:
+    """A 43_narrow.cu config with two or four k-groups (``report SWEEP
+    groups``): more threads than the wide side's rows."""
+    if not key.startswith("narrow:"):
+        return False
+    tile, threads = key.split(":")[1:3]
+    bm, bn, _ = (int(x) for x in tile.split("x"))
+    return int(threads) > max(bm, bn)
+
+
+def narrow_new(key: str) -> bool:
+    """Either of the fourteenth session's additions (``report SWEEP new``)."""
+    return narrow_k8(key) or narrow_groups(key)
 
 
 def report(path: str, narrow_kmajor=narrow_kmajor) -> None:
@@ -108,10 +132,13 @@ if __name__ == "__main__":
         from store_refit import sweep
         if len(a) > 4:
             MIN_BYTES = int(float(a[4]) * (1 << 20))
+        if len(a) > 5:
+            SIDE = int(a[5])
         sweep(int(a[1]), int(a[2]), float(a[3]), keep=narrow, families=FAMILIES,
               name="narrow-batch")
     elif a[:1] == ["report"]:
-        report(a[1], {"narrow": narrow_kernel, "tworows": narrow_two_rows}.get(
+        report(a[1], {"narrow": narrow_kernel, "tworows": narrow_two_rows, "k8": narrow_k8,
+                         "groups": narrow_groups, "new": narrow_new}.get(
             (a[2:3] or [""])[0], narrow_kmajor))
     else:
         sys.exit(__doc__)

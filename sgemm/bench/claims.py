@@ -238,13 +238,13 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h100-2026-11-28-{s}.json" for s in "rst")
+JUDGE = tuple(f"judge-h200-2026-11-29-{s}.json" for s in "abc")
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h100-2026-11-28.json"
-UNTUNED = "judge-untuned-final-h100-2026-11-28.json"
+UNTUNED = "judge-untuned-h200-2026-11-29.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
@@ -367,7 +367,7 @@ CLAIMS: tuple[Claim, ...] = (
           "FP32 geometric mean", (UNTUNED,),
           "SGEMM_TUNED=0 python judge.py --precisions ieee", ("README.md",),
           _judge((UNTUNED,), "ieee", "geomean"),
-          note="on the final tree (the unaligned occupancy line in the cost model)"),
+          note="on the tree of the README's judges (narrow's 8-deep chunks and k-groups)"),
     Claim("gemv-x-ab", "A trial: sgemm_gemv's float4 loads where its big operand alone is "
           "16-byte aligned (the small operand or C not), tree A/B on the 13 of 1500 "
           "judge-distribution problems (own seed 7272) it changes and two judge rows: slower "
@@ -637,6 +637,41 @@ CLAIMS: tuple[Claim, ...] = (
                "calibration; the model alone's file did not come back)",
                "judge-h200-2026-11-28", "abc", ("docs/notes/first-call.md",
                                                 "docs/notes/dispatch.md")),
+    _judge_set("judge-h100-final", "Three fresh judges of the thirteenth session's final tree "
+               "on an H100 (the README's scorecard until narrow's k-groups)",
+               "judge-h100-2026-11-28", "rst", ("docs/notes/dispatch.md",
+                                                "docs/notes/first-call.md")),
+    Claim("judge-untuned-h100-final", "The cost model alone (`SGEMM_TUNED=0`) on that tree, "
+          "H100", ("judge-untuned-final-h100-2026-11-28.json",),
+          "SGEMM_TUNED=0 python judge.py --precisions ieee", ("docs/notes/dispatch.md",)),
+    Claim("narrow-groups-sweep", "Every FFMA candidate, 43_narrow.cu's 46 configs (8-deep "
+          "chunks and two or four k-groups among them) included, timed on batched problems "
+          "with a side of at most 32 and 8 MiB or more: 70 (own seed 326067) and 70 (169663); "
+          "50 with a side of at most 8 (558746), H200; narrow's shipped rates are fitted "
+          "from the three", ("narrow-groups-sweep-h200-2026-11-29.json",
+                             "narrow-groups-sweep-h200-2026-11-29-2.json",
+                             "narrow-side8-sweep-h200-2026-11-29.json"),
+          "OUT=dir python bench/probes/narrow_batch_sweep.py sweep 70 326067 200 8; the same "
+          "with 70 169663 200 8 and 50 558746 200 8 8; python -m sgemm.calibrate --sweep "
+          "THE_THREE --device h200 --out FIT; python bench/probes/merge_rates.py FIT narrow: "
+          "SOURCE", ("docs/notes/dispatch.md", "sgemm/data", "sgemm/kernels/cuda/43_narrow.cu")),
+    Claim("narrow-groups-report", "The first of those sweeps: the new configs (8-deep chunks "
+          "or k-groups) against every other candidate, by narrow side and layout (CPU)",
+          ("narrow-groups-report-cpu-2026-11-29.log",),
+          "python bench/probes/narrow_batch_sweep.py report SWEEP new; ... k8; ... groups",
+          ("docs/notes/dispatch.md", "sgemm/kernels/cuda/43_narrow.cu")),
+    Claim("narrow-groups-fit", "The model's picks on the three sweeps under the calibration "
+          "before and after narrow's refit (regret: the pick's time over the fastest "
+          "measured), and out of sample: rates fitted without the second sweep, checked on "
+          "it (CPU)", ("narrow-groups-fit-cpu-2026-11-29.log",),
+          "bash bench/probes/narrow_groups_fit.sh", ("docs/notes/dispatch.md",)),
+    _san_claim("sanitizer-narrow-h200", "compute-sanitizer on narrow, its own choice and eight "
+               "named configs (8-deep chunks and k-groups among them) forced on every edge "
+               "case", "sanitizer-narrow-h200-2026-11-29.json", "docs/notes/dispatch.md"),
+    Claim("gpu-tests-narrow-h200", "GPU tests that force narrow, every one of its 46 configs "
+          "on all four layouts among them (H200)", ("gpu-tests-narrow-h200-2026-11-29.log",),
+          "PYTEST_ARGS=\"tests/gpu/test_schemes_gpu.py -k narrow\" bash scripts/gpu_session.sh "
+          "tests", ("docs/notes/dispatch.md",)),
     _san_claim("sanitizer-narrow", "compute-sanitizer on narrow, its own choice and four named "
                "configs forced on every edge case", "sanitizer-narrow-h100-2026-11-28.json",
                "docs/notes/dispatch.md"),
@@ -718,6 +753,10 @@ CLAIMS: tuple[Claim, ...] = (
            "first-call-standin-cpu-2026-11-26.log"),
           "python bench/probes/launch_cost.py; bash scripts/host_overhead_probe.sh",
           ("docs/notes/first-call.md", "docs/first-call.md", "sgemm/runtime/cu.py")),
+    Claim("bundle-build-h200", "The sm_90a bundle of the tree with narrow's 8-deep chunks and "
+          "k-groups: kernels, size, build time (H200 machine)",
+          ("bundle-build-h200-2026-11-29.log",), "python3 -m sgemm.build --arch sm_90a -q",
+          ("docs/first-call.md",)),
     Claim("wheel", "The wheel with its kernel bundle: size, kernels per arch, build time",
           ("wheel-cpu-2026-11-26.log",), "pip wheel --no-deps --no-build-isolation .",
           ("docs/first-call.md",)),

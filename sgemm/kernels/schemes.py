@@ -423,25 +423,52 @@ SMALL_K = KernelSpec(
 
 
 # ---- a narrow side streamed (43_narrow.cu) -----------------------------------------
-NARROW_FIELDS = ("BM", "BN", "BK")
+NARROW_FIELDS = ("BM", "BN", "BK", "threads")
 NARROW_SIDES = (8, 16, 32)  # the narrow side's tile: the smallest that holds it
-NARROW_WIDE = (64, 128)     # the wide side's; a thread owns one of its rows
+NARROW_WIDE = (64, 128)     # the wide side's; a k-group of threads owns one row each
 NARROW_BK, NARROW_STAGES = 16, 4    # 43_narrow.cu's STAGES
-NARROW_CONFIGS = {f"{side}{s}w{w}": TileParams(BM=w if side == "n" else s,
-                                               BN=s if side == "n" else w,
-                                               BK=NARROW_BK, threads=w)
-                  for side in "nm" for s in NARROW_SIDES for w in NARROW_WIDE}
+NARROW_GROUPS = (1, 2, 4)   # k-groups: threads = groups x the wide side
+
+
+def _narrow_name(side: str, s: int, w: int, bk: int, kg: int) -> str:
+    """n16w128: narrow n of 16, 128 wide, 16-deep chunks, one k-group;
+    suffixes k8 (8-deep chunks) and g2 / g4 (k-groups)."""
+    return (f"{side}{s}w{w}{'' if bk == NARROW_BK else f'k{bk}'}"
+            f"{'' if kg == 1 else f'g{kg}'}")
 
 
 def narrow_rules(p: TileParams) -> list[str]:
     why: list[str] = []
     wide, small = max(p.BM, p.BN), min(p.BM, p.BN)
+    kg = p.threads // wide if wide else 0
     need(small in NARROW_SIDES, f"the narrow side {small} must be one of {NARROW_SIDES}", why)
     need(wide % 64 == 0 and wide > small, f"the wide side {wide} must be a multiple of 64", why)
-    need(p.threads == wide, f"threads={p.threads}: a thread owns one of the {wide} wide rows",
-         why)
+    need(p.threads % max(wide, 1) == 0 and kg in NARROW_GROUPS,
+         f"threads={p.threads}: one, two or four k-groups of the {wide} wide rows", why)
     need(p.BK % 4 == 0, f"BK={p.BK} must be a multiple of 4", why)
+    need(kg == 0 or p.BK % kg == 0, f"BK={p.BK}: each of {kg} k-groups takes a whole part "
+         "of a chunk", why)
+    need(p.threads % p.BK == 0, f"BK={p.BK}: the copies along k split over {p.threads} threads",
+         why)
+    need(small >= p.threads or p.BK % (p.threads // small) == 0,
+         f"BK={p.BK}: the narrow operand's chunk, copied along its {small} rows by "
+         f"{p.threads} threads, needs BK a multiple of {max(1, p.threads // small)}", why)
+    need(wide * (small + 1) <= NARROW_STAGES * p.BK * (wide + 1 + small + 4),
+         f"BK={p.BK}: the {wide}x{small} output tile must fit the stages' shared memory", why)
     return why
+
+
+# Every combination the rules take.  8-deep chunks ("k8") halve a block's
+# shared memory, which bounds the blocks an SM holds where the batch is
+# large; k-groups put two or four warps on each row's k where the batch is
+# too small to fill the SMs (docs/notes/dispatch.md, fourteenth session).
+NARROW_CONFIGS = {
+    _narrow_name(side, s, w, bk, kg): p
+    for bk in (NARROW_BK, 8) for kg in NARROW_GROUPS for side in "nm"
+    for s in NARROW_SIDES for w in NARROW_WIDE
+    for p in [TileParams(BM=w if side == "n" else s, BN=s if side == "n" else w, BK=bk,
+                         threads=kg * w)]
+    if not narrow_rules(p)}
 
 
 def narrow_smem(p: TileParams) -> int:
@@ -458,11 +485,15 @@ def narrow_applies(prob: Problem) -> bool:
 
 
 def narrow_configs(prob: Problem) -> list[TileParams]:
-    """The narrow side's smallest tile, at each wide extent (a wider side,
-    as under a forced kernel=, takes the widest tile over several blocks)."""
+    """The narrow side's smallest tile, at each wide extent, chunk depth and
+    number of k-groups (a wider side, as under a forced kernel=, takes the
+    widest tile over several blocks); the 16-deep 128-wide tile of one
+    k-group last (the kernel's own choice)."""
     side = "n" if prob.n <= prob.m else "m"
     s = next((x for x in NARROW_SIDES if x >= min(prob.m, prob.n)), NARROW_SIDES[-1])
-    return [NARROW_CONFIGS[f"{side}{s}w{w}"] for w in NARROW_WIDE]
+    names = [_narrow_name(side, s, w, bk, kg) for bk in (8, NARROW_BK)
+             for kg in NARROW_GROUPS[::-1] for w in NARROW_WIDE]
+    return [NARROW_CONFIGS[x] for x in names if x in NARROW_CONFIGS]
 
 
 NARROW = KernelSpec(

@@ -339,3 +339,34 @@ def test_auto_gemv_splits_k_over_few_blocks(m, n, k, ta, tb, monkeypatch):
     B = hb.T if tb else hb
     ref = A.astype(np.float64) @ B.astype(np.float64)
     assert rel_err(outs[0], ref) < _tol(k)
+
+
+@pytest.mark.parametrize("cfg", sorted(schemes.NARROW_CONFIGS))
+def test_narrow_every_config_forced(cfg):
+    """Each of 43_narrow.cu's configs, forced (the planner weighs only the
+    narrow side's smallest tile), on every layout against fp64: the narrow
+    side one short of the tile and the wide side past one block (ragged
+    blocks on both), K past the pipeline's three chunks ahead and not a
+    multiple of the chunk, alpha/beta with NaN-poisoned C under beta == 0."""
+    from sgemm.bench.sanitize import _force_named
+    p0 = schemes.NARROW_CONFIGS[cfg]
+    wide, small = max(p0.BM, p0.BN), min(p0.BM, p0.BN)
+    narrow_m = p0.BM < p0.BN
+    rng = np.random.default_rng(len(cfg))
+    bt, k = 3, 5 * p0.BK + 3
+    m, n = (small - 1, wide + 7) if narrow_m else (wide + 7, small - 1)
+    for (ta, tb), beta in zip(TRANS, (0.0, 0.5, 0.0, -1.0)):
+        a = cp.asarray(rng.standard_normal((bt, k, m) if ta else (bt, m, k)).astype(np.float32))
+        b = cp.asarray(rng.standard_normal((bt, n, k) if tb else (bt, k, n)).astype(np.float32))
+        c0 = cp.asarray(rng.standard_normal((bt, m, n)).astype(np.float32))
+        c = cp.full_like(c0, cp.nan) if beta == 0 else c0.copy()
+        p = sgemm.plan(a, b, c, alpha=1.5, beta=beta, trans_a=ta, trans_b=tb,
+                       _ndims=(3,), _what="gemm_batched")
+        _force_named(p, f"narrow@{cfg}")
+        out = p.execute()
+        a64, b64 = (x.get().astype(np.float64) for x in (a, b))
+        ref = 1.5 * np.matmul(a64.transpose(0, 2, 1) if ta else a64,
+                              b64.transpose(0, 2, 1) if tb else b64) + beta * c0.get()
+        assert [(x.block, x.smem) for x in p.launches] == [
+            (p0.threads, schemes.narrow_smem(p0))] * len(p.launches), p
+        assert rel_err(out, ref) < _tol(k), (cfg, ta, tb, m, n, k)

@@ -19,20 +19,32 @@
 // op(B)^T) and "Y" the narrow one; D(w, q) is C(w, q) or, SWAP, C(q, w).
 // X's chunk is stored [kk][w] (pitch W + 1: a warp's 32 consecutive kk of
 // one row land in 32 banks), Y's [kk][q] (pitch NW + 4: 16-byte rows for
-// float4 broadcasts).  Thread t owns wide row t and all NW narrow columns:
-// per k-step one LDS.32 and NW/4 broadcast LDS.128 feed NW FFMAs.  Each sum runs in k order (one chain per element, as the tile
-// kernels).  The sums go through shared memory on the way out so that the
-// stores run along C's contiguous index in either orientation; alpha, beta
-// and the epilogue (bias, activation) are applied there, once an element.
-// beta == 0 never reads C.
-// Measured (H100, every FFMA candidate timed on 60 such problems,
-// bench/results/narrow-sweep-h100-2026-11-28.json and its report
+// float4 broadcasts).  The T threads form KG = T / W k-groups of W (one, two
+// or four); thread t owns wide row t % W and all NW narrow columns for the
+// kk of its group's part of each chunk (BK / KG of them): per k-step one
+// LDS.32 and NW/4 broadcast LDS.128 feed NW FFMAs.  Each group's sum runs in
+// k order; the groups' sums are added in group order through shared memory
+// (deterministic, and KG shorter chains: no less accurate than one).  The
+// sums go through shared memory on the way out so that the stores run along
+// C's contiguous index in either orientation; alpha, beta and the epilogue
+// (bias, activation) are applied there, once an element.  beta == 0 never
+// reads C.
+// BK = 16 or 8: an 8-deep chunk halves the stages' shared memory, so more
+// blocks fit an SM where the batch is large; k-groups put two or four warps
+// on a row's K where the batch is too small to fill the SMs with one block
+// an item.
+// Measured (H100, one group, BK 16, every FFMA candidate timed on 60 such
+// problems, bench/results/narrow-sweep-h100-2026-11-28.json and its report
 // narrow-report-cpu-2026-11-28.log): against the fastest other candidate
-// 1.07x in geometric mean where the narrow side is 9-16 (faster on 19 of 28:
-// 1667 x 11x585x194 NN 2.18 TB/s against gemv_wide's 1.61, 674 x 14x796x9
-// 1.63 against 0.89), 0.74x where it is 17-32 (faster on 3 of 30: 32
-// accumulators a thread and one block per item with a long K are slower than
-// rung 9's tiles).  The planner weighs it by the rates fitted from that sweep.
+// 1.07x in geometric mean where the narrow side is 9-16, 0.74x where it is
+// 17-32 (32 accumulators a thread and one block per item with a long K are
+// slower than rung 9's tiles).  8-deep chunks and k-groups (H200, 70
+// problems, narrow-groups-sweep-h200-2026-11-29.json, report in
+// narrow-groups-report-cpu-2026-11-29.log): the fastest of them against the
+// fastest of every other candidate, 43_narrow's first configs included,
+// 1.066x where the narrow side is 9-16 (faster on 28 of 36), 1.000x where it
+// is 17-32 (19 of 31).  The planner weighs every config by the rates fitted
+// from the H200 sweeps (docs/notes/dispatch.md).
 #include "tile_loaders.cuh"
 
 namespace s43 {
@@ -91,19 +103,21 @@ struct Chunk {
 };
 }  // namespace s43
 
-template <int BM, int BN, int BK, bool TA, bool TB>
-__global__ void __launch_bounds__(BM > BN ? BM : BN) sgemm_narrow(SGEMM_PARAMS) {
+template <int BM, int BN, int BK, int T, bool TA, bool TB>
+__global__ void __launch_bounds__(T) sgemm_narrow(SGEMM_PARAMS) {
     constexpr bool SWAP = BM < BN;                      // narrow M: the block runs along n
-    constexpr int W = SWAP ? BN : BM, NW = SWAP ? BM : BN, T = W, STAGES = 4;
+    constexpr int W = SWAP ? BN : BM, NW = SWAP ? BM : BN, STAGES = 4;
+    constexpr int KG = T / W, KP = BK / KG;             // k-groups; each one's kk of a chunk
     constexpr int XP = W + 1, YP = NW + 4, DP = NW + 1;
     constexpr int XS = BK * XP, YS = BK * YP, STAGE = XS + YS;
     constexpr bool XW = SWAP ? TB : !TA;                // X contiguous along the wide index
     constexpr bool YQ = SWAP ? !TA : TB;                // Y contiguous along the narrow index
     static_assert(W % 64 == 0 && NW % 4 == 0 && NW <= 32 && BK % 4 == 0, "tile shape");
+    static_assert(T % W == 0 && BK % KG == 0, "k-groups of whole rows and whole chunk parts");
     static_assert(W * DP <= STAGES * STAGE, "the output tile fits the stages");
     extern __shared__ __align__(16) float smem[];
     SGEMM_BATCH_OFFSET();
-    const int t = threadIdx.x;
+    const int t = threadIdx.x, row = t % W, g = t / W;   // g: the thread's k-group
     const int bm0 = blockIdx.x * BM, bn0 = blockIdx.y * BN;
     const int w0 = SWAP ? bn0 : bm0, q0 = SWAP ? bm0 : bn0;
     const int wl = (SWAP ? N : M) - w0, ql = (SWAP ? M : N) - q0;    // extents left
@@ -133,11 +147,11 @@ __global__ void __launch_bounds__(BM > BN ? BM : BN) sgemm_narrow(SGEMM_PARAMS) 
         const int f = c + STAGES - 1;
         if (f < chunks) issue(f % STAGES, f * BK);
         sg::cp_async_commit();
-        const float* xs = smem + (c % STAGES) * STAGE;
-        const float* ys = xs + XS;
+        const float* xs = smem + (c % STAGES) * STAGE + g * KP * XP;    // the group's part
+        const float* ys = smem + (c % STAGES) * STAGE + XS + g * KP * YP;
 #pragma unroll
-        for (int kk = 0; kk < BK; ++kk) {
-            const float x = xs[kk * XP + t];
+        for (int kk = 0; kk < KP; ++kk) {
+            const float x = xs[kk * XP + row];
 #pragma unroll
             for (int q = 0; q < NW; q += 4) {
                 const float4 y = *reinterpret_cast<const float4*>(ys + kk * YP + q);
@@ -149,12 +163,23 @@ __global__ void __launch_bounds__(BM > BN ? BM : BN) sgemm_narrow(SGEMM_PARAMS) 
         }
     }
 
-    // out through shared memory: D[w][q], then stores along C's rows
+    // out through shared memory: D[w][q], the k-groups' sums added in group
+    // order (deterministic), then stores along C's rows
     sg::cp_async_wait<0>();
     __syncthreads();
     float* ds = smem;
+    if (g == 0) {
 #pragma unroll
-    for (int q = 0; q < NW; ++q) ds[t * DP + q] = acc[q];
+        for (int q = 0; q < NW; ++q) ds[row * DP + q] = acc[q];
+    }
+#pragma unroll 1
+    for (int h = 1; h < KG; ++h) {
+        __syncthreads();
+        if (g == h) {
+#pragma unroll
+            for (int q = 0; q < NW; ++q) ds[row * DP + q] += acc[q];
+        }
+    }
     __syncthreads();
     const sg::Epi ep = SGEMM_EPI;
 #pragma unroll 2

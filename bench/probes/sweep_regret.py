@@ -1,0 +1,81 @@
+"""Probe (CPU, no GPU): how well a calibration's cost model picks on a sweep
+whose every candidate was timed.  Per calibration file: the model's pick
+for each sweep row (its fastest predicted candidate among those the row
+timed, ieee), the pick's measured time over the row's fastest (regret),
+and cuBLAS's time over the pick's.  In-sample where the calibration was
+fitted on the same sweep: a check of the fit, not a result to report.
+
+    python bench/probes/sweep_regret.py [--worst N] SWEEP.json DEVICE CAL.json [CAL.json ...]
+
+--worst N: also the N rows where cuBLAS leads the pick most, with the
+pick's and the fastest candidate's predicted and measured us.
+
+DEVICE: a device model of sgemm.tune (h100, h200).
+"""
+import json
+import math
+import sys
+from pathlib import Path
+
+from sgemm import cost, planner
+from sgemm.calibrate import problem_of
+from sgemm.tune import DEVICE_MODELS
+
+
+def label(c) -> str:
+    """The sweep's candidate key: kernel:BMxBNxBK:threads:sSPLIT."""
+    q = c.params
+    return f"{c.spec.name}:{q.BM}x{q.BN}x{q.BK}:{q.threads}:s{q.split_k}"
+
+
+def regret(rows, dev, cal, worst: int = 0) -> dict:
+    logs, cub, near, miss, lines = [], [], 0, 0, []
+    for r in rows:
+        t = {k: c["gpu_ms"] for k, c in r["cands"].items() if "gpu_ms" in c}
+        if not t:
+            continue
+        prob = problem_of(r["canon"])
+        pred = {}
+        for c in planner.candidates(prob, dev, "ieee", cal=cal):
+            if not c.pack and label(c) in t:
+                pred.setdefault(label(c), c.predicted)
+        if not pred:
+            miss += 1
+            continue
+        pick, best = next(iter(pred)), min(t, key=t.get)
+        lines.append((r["cublas_ms"] / t[pick],
+                      f"{r['batch']} x {r['m']}x{r['n']}x{r['k']} {'NT'[r['ta']]}{'NT'[r['tb']]}: "
+                      f"cuBLAS {r['cublas_ms'] * 1e3:.1f} us; pick {pick} predicted "
+                      f"{pred[pick] * 1e6:.1f}, ran {t[pick] * 1e3:.1f}; fastest {best} "
+                      + (f"predicted {pred[best] * 1e6:.1f}, " if best in pred else "not weighed, ")
+                      + f"ran {t[best] * 1e3:.1f}"))
+        x = t[pick] / min(t.values())
+        logs.append(math.log(x))
+        cub.append(math.log(r["cublas_ms"] / t[pick]))
+        near += x <= 1.05
+    n = len(logs)
+    for x, line in sorted(lines)[:worst]:
+        print(f"  cuBLAS / pick {x:.2f}  {line}")
+    return {"rows": n, "unmatched": miss, "regret_geomean": math.exp(sum(logs) / n),
+            "regret_max": math.exp(max(logs)), "within_5pct": near,
+            "cublas_over_pick_geomean": math.exp(sum(cub) / n),
+            "cublas_over_pick_min": math.exp(min(cub))}
+
+
+def main(argv) -> None:
+    worst = 0
+    if argv[0] == "--worst":
+        worst, argv = int(argv[1]), argv[2:]
+    rows = json.load(open(argv[0]))["rows"]
+    dev = DEVICE_MODELS[argv[1]]
+    for path in argv[2:]:
+        cal = cost.Calibration.from_json(json.load(open(path)), path)
+        r = regret(rows, dev, cal, worst)
+        print(f"{Path(path).name}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                      for k, v in r.items()))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    main(sys.argv[1:])
