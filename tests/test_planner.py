@@ -337,11 +337,12 @@ def test_attention_pv_goes_to_rung_13_by_its_rates():
     assert 200e-6 < c.predicted < 280e-6, c.describe()
 
 
-def test_narrow_is_weighed_for_batches_with_a_narrow_side_only():
-    """43_narrow.cu: a batch with m or n <= 32 gets every config of the
-    narrow side's smallest tile (both widths, chunk depths and k-groups the
-    rules take), the narrow side along the right axis; a single product (no
-    K split in the kernel) and a wide batch do not."""
+def test_narrow_is_weighed_for_products_with_a_narrow_side_only():
+    """43_narrow.cu: a product or batch with m or n <= 32 gets every config
+    of the narrow side's smallest tile (both widths, chunk depths and
+    k-groups the rules take), the narrow side along the right axis; a single
+    product also with the K splits (its slices are the kernel's batch); a
+    product with both sides over 32 does not."""
     from sgemm.kernels import schemes
 
     def narrow(pr):
@@ -357,7 +358,12 @@ def test_narrow_is_weighed_for_batches_with_a_narrow_side_only():
     got = narrow(prob(20, 500, 200, batch=64))          # narrow m: tiles along n
     assert got == named("m32") and (32, 64, 16, 256) in got
     assert narrow(prob(300, 5, 200, batch=64)) == named("n8")
-    assert not narrow(prob(300, 11, 200)) and not narrow(prob(300, 40, 200, batch=64))
+    assert not narrow(prob(300, 40, 200, batch=64)) and not narrow(prob(300, 40, 4000))
+    single = [c for c in planner.candidates(prob(300, 11, 4000), H100, "ieee", everything=True)
+              if c.spec.name == "narrow"]
+    assert {(c.params.BM, c.params.BN, c.params.BK, c.params.threads)
+            for c in single} == named("n16")
+    assert {c.params.split_k for c in single} >= {1, 2, 4, 8}
 
 
 def test_gemv_blocks_holding_a_whole_batch_product_read_their_own_rate():

@@ -1,8 +1,8 @@
-"""Probe (CPU, no GPU): the cost model's three best candidates on an H100,
-with their predicted us, for problems given as [batch, m, n, k, ta, tb] the
+"""Probe (CPU, no GPU): the cost model's three best candidates on an H100 (or
+an H200), with their predicted us, for problems given as [batch, m, n, k, ta, tb] the
 way the judge calls them (contiguous C-order operands).
 
-    python bench/probes/model_top.py '[[2657, 10, 41, 144, 0, 0], ...]' [ieee|tf32x3]
+    python bench/probes/model_top.py '[[2657, 10, 41, 144, 0, 0], ...]' [ieee|tf32x3] [h100|h200]
 """
 import json
 import sys
@@ -14,8 +14,8 @@ from sgemm import planner  # noqa: E402
 from sgemm.tune import DEVICE_MODELS  # noqa: E402
 
 
-def show(rows, prec: str = "ieee", top: int = 3) -> None:
-    dev = DEVICE_MODELS["h100"]
+def show(rows, prec: str = "ieee", top: int = 3, device: str = "h100") -> None:
+    dev = DEVICE_MODELS[device]
     for bt, m, n, k, ta, tb in rows:
         r = dict(batch=bt, m=m, n=n, k=k, ta=bool(ta), tb=bool(tb))
         cs = planner.candidates(canonical(r), dev, prec)[:top]
@@ -24,4 +24,5 @@ def show(rows, prec: str = "ieee", top: int = 3) -> None:
 
 
 if __name__ == "__main__":
-    show(json.loads(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "ieee")
+    show(json.loads(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "ieee",
+         device=sys.argv[3] if len(sys.argv) > 3 else "h100")

@@ -5,10 +5,12 @@ timed, ieee), the pick's measured time over the row's fastest (regret),
 and cuBLAS's time over the pick's.  In-sample where the calibration was
 fitted on the same sweep: a check of the fit, not a result to report.
 
-    python bench/probes/sweep_regret.py [--worst N] SWEEP.json DEVICE CAL.json [CAL.json ...]
+    python bench/probes/sweep_regret.py [--worst N] [--narrow-batches] SWEEP.json DEVICE CAL.json ...
 
 --worst N: also the N rows where cuBLAS leads the pick most, with the
 pick's and the fastest candidate's predicted and measured us.
+--narrow-batches: the planner weighs 43_narrow.cu for batches only, as it
+did before 2026-11-29 (this process only; bench/probes/narrow_single_sweep.py).
 
 DEVICE: a device model of sgemm.tune (h100, h200).
 """
@@ -66,6 +68,11 @@ def main(argv) -> None:
     worst = 0
     if argv[0] == "--worst":
         worst, argv = int(argv[1]), argv[2:]
+    if argv[0] == "--narrow-batches":
+        from sgemm.kernels import schemes
+        schemes.narrow_applies = lambda prob: (prob.batch > 1 and min(prob.m, prob.n)
+                                               <= schemes.NARROW_SIDES[-1])
+        argv = argv[1:]
     rows = json.load(open(argv[0]))["rows"]
     dev = DEVICE_MODELS[argv[1]]
     for path in argv[2:]:

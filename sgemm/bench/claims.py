@@ -238,13 +238,13 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h200-2026-11-29-{s}.json" for s in "abc")
+JUDGE = tuple(f"judge-h200-2026-11-29-{s}.json" for s in "def")
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h100-2026-11-28.json"
-UNTUNED = "judge-untuned-h200-2026-11-29.json"
+UNTUNED = "judge-untuned-single-h200-2026-11-29.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
 ACCURACY = "accuracy-table-h100-2026-11-26.json"
@@ -367,7 +367,7 @@ CLAIMS: tuple[Claim, ...] = (
           "FP32 geometric mean", (UNTUNED,),
           "SGEMM_TUNED=0 python judge.py --precisions ieee", ("README.md",),
           _judge((UNTUNED,), "ieee", "geomean"),
-          note="on the tree of the README's judges (narrow's 8-deep chunks and k-groups)"),
+          note="on the tree of the README's judges (narrow on single products too)"),
     Claim("gemv-x-ab", "A trial: sgemm_gemv's float4 loads where its big operand alone is "
           "16-byte aligned (the small operand or C not), tree A/B on the 13 of 1500 "
           "judge-distribution problems (own seed 7272) it changes and two judge rows: slower "
@@ -665,11 +665,32 @@ CLAIMS: tuple[Claim, ...] = (
           "measured), and out of sample: rates fitted without the second sweep, checked on "
           "it (CPU)", ("narrow-groups-fit-cpu-2026-11-29.log",),
           "bash bench/probes/narrow_groups_fit.sh", ("docs/notes/dispatch.md",)),
+    _judge_set("judge-h200-groups", "Three fresh judges of the tree with narrow's 8-deep "
+               "chunks and k-groups, narrow still for batches only (a8eb847), H200",
+               "judge-h200-2026-11-29", "abc", ("docs/notes/dispatch.md",)),
+    Claim("judge-untuned-h200-groups", "The cost model alone (`SGEMM_TUNED=0`) on that tree, "
+          "H200", ("judge-untuned-h200-2026-11-29.json",),
+          "SGEMM_TUNED=0 python judge.py --precisions ieee", ("docs/notes/dispatch.md",)),
+    Claim("narrow-single-sweep", "Every FFMA candidate, 43_narrow.cu's K-split plans among "
+          "them (the planner let weigh narrow for single products), timed on single products "
+          "with a side of at most 32 and 8 MiB or more: 80 (own seed 373808) and 60 (456155), "
+          "H200", ("narrow-single-sweep-h200-2026-11-29.json",
+                   "narrow-single-sweep-h200-2026-11-29-2.json"),
+          "OUT=dir python bench/probes/narrow_single_sweep.py sweep 80 373808 240 8; the same "
+          "with 60 456155 100 8", ("docs/notes/dispatch.md", "sgemm/kernels/schemes.py")),
+    Claim("narrow-single-fit", "The model's picks on those two sweeps with narrow weighed for "
+          "batches only and for single products too (the shipped calibration), and each "
+          "sweep's report (CPU)", ("narrow-single-fit-cpu-2026-11-29.log",),
+          "bash bench/probes/narrow_single_fit.sh", ("docs/notes/dispatch.md",)),
+    _san_claim("sanitizer-narrow-split", "compute-sanitizer on narrow's K split on single "
+               "products (two configs forced with 3 and 4 slices on the deep GEMV-like cases) "
+               "and its own choice", "sanitizer-narrow-split-h200-2026-11-29.json",
+               "docs/notes/dispatch.md"),
     _san_claim("sanitizer-narrow-h200", "compute-sanitizer on narrow, its own choice and eight "
                "named configs (8-deep chunks and k-groups among them) forced on every edge "
                "case", "sanitizer-narrow-h200-2026-11-29.json", "docs/notes/dispatch.md"),
     Claim("gpu-tests-narrow-h200", "GPU tests that force narrow, every one of its 46 configs "
-          "on all four layouts among them (H200)", ("gpu-tests-narrow-h200-2026-11-29.log",),
+          "on all four layouts and seven K splits of single products among them (H200)", ("gpu-tests-narrow-h200-2026-11-29.log",),
           "PYTEST_ARGS=\"tests/gpu/test_schemes_gpu.py -k narrow\" bash scripts/gpu_session.sh "
           "tests", ("docs/notes/dispatch.md",)),
     _san_claim("sanitizer-narrow", "compute-sanitizer on narrow, its own choice and four named "

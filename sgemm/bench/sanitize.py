@@ -64,7 +64,8 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 # along a small n and its 8x8 rectangles (the planner's, not the kernel's own choice);
 # rung 9's configs on outputs over 256 a side as well (DB_BIG); 43_narrow's
 # 64-wide blocks, narrow sides under the case's (several blocks across it) and
-# 8-deep chunks (k8) and two or four k-groups (g2, g4).
+# 8-deep chunks (k8) and two or four k-groups (g2, g4); narrow's K split on
+# single products (the GEMV-deep cases).
 NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "db_cluster@big", "gemv@m2r", "gemv@n4k", "gemv@m4r", "gemv@n8k", "gemv@m8r",
          "gemv@n16k", "double_buffer@tall", "double_buffer@tall64", "double_buffer@rect",
@@ -74,7 +75,7 @@ NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "double_buffer@large", "double_buffer@wide", "double_buffer@small",
          "narrow@n8w64", "narrow@m32w64", "narrow@n16w128", "narrow@m8w128",
          "narrow@n32w128k8", "narrow@m16w64k8", "narrow@n32w128g4",
-         "narrow@m16w64k8g2")
+         "narrow@m16w64k8g2", "narrow@n16w128/s3", "narrow@m32w64k8g2/s4")
 # Rung 9's and 13's K split (double_buffer@CONFIG/sS, kmajor@...): the shorter last slice is the
 # last z entry of the full slices' launch (k_last); K of these is not a
 # multiple of the slice unit, so that slice also ends inside a k-tile.

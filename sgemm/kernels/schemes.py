@@ -478,10 +478,11 @@ def narrow_smem(p: TileParams) -> int:
 
 
 def narrow_applies(prob: Problem) -> bool:
-    """A batch of products with a side of at most 32.  One product alone
-    puts too few blocks on the GPU without a K split, which this kernel
-    does not take (the skinny single products have split-K plans)."""
-    return prob.batch > 1 and min(prob.m, prob.n) <= NARROW_SIDES[-1]
+    """A side of at most 32: a batch of products, or one product, whose
+    blocks then come from the planner's K split (the slices run as a batch).
+    On single products the model picks it where its rates say so
+    (docs/notes/dispatch.md, fourteenth session)."""
+    return min(prob.m, prob.n) <= NARROW_SIDES[-1]
 
 
 def narrow_configs(prob: Problem) -> list[TileParams]:

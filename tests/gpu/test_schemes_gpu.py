@@ -370,3 +370,31 @@ def test_narrow_every_config_forced(cfg):
         assert [(x.block, x.smem) for x in p.launches] == [
             (p0.threads, schemes.narrow_smem(p0))] * len(p.launches), p
         assert rel_err(out, ref) < _tol(k), (cfg, ta, tb, m, n, k)
+
+
+@pytest.mark.parametrize("name", ["n8w64/s3", "n16w128k8/s4", "m16w64g2/s3", "n32w128g4/s2",
+                                  "m32w64k8g2/s4", "m8w64g2/s3", "n32w64k8g4/s3"])
+def test_narrow_split_single_forced(name):
+    """A single product on 43_narrow.cu with the planner's K split (the
+    slices run as the kernel's batch, then the ordered reduction), forced,
+    every layout against fp64: K not a multiple of the slices or the chunk,
+    the narrow side one short of the tile, NaN-poisoned C under beta == 0."""
+    from sgemm.bench.sanitize import _force_named
+    cfg, split = name.split("/s")
+    p0 = schemes.NARROW_CONFIGS[cfg]
+    wide, small = max(p0.BM, p0.BN), min(p0.BM, p0.BN)
+    m, n = (small - 1, 2 * wide + 5) if p0.BM < p0.BN else (2 * wide + 5, small - 1)
+    k = int(split) * 7 * p0.BK + 5
+    rng = np.random.default_rng(len(name))
+    for (ta, tb), beta in zip(TRANS, (0.0, 0.5, 0.0, -1.0)):
+        a = cp.asarray(rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32))
+        b = cp.asarray(rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32))
+        c0 = cp.asarray(rng.standard_normal((m, n)).astype(np.float32))
+        c = cp.full_like(c0, cp.nan) if beta == 0 else c0.copy()
+        p = sgemm.plan(a, b, c, alpha=-0.5, beta=beta, trans_a=ta, trans_b=tb)
+        _force_named(p, f"narrow@{name}")
+        out = p.execute()
+        a64, b64 = (x.get().astype(np.float64) for x in (a, b))
+        ref = -0.5 * ((a64.T if ta else a64) @ (b64.T if tb else b64)) + beta * c0.get()
+        assert p.params.split_k == int(split) and len(p.launches) >= 2, p
+        assert rel_err(out, ref) < _tol(k), (name, ta, tb, m, n, k)

@@ -44,7 +44,10 @@
 // fastest of every other candidate, 43_narrow's first configs included,
 // 1.066x where the narrow side is 9-16 (faster on 28 of 36), 1.000x where it
 // is 17-32 (19 of 31).  The planner weighs every config by the rates fitted
-// from the H200 sweeps (docs/notes/dispatch.md).
+// from the H200 sweeps, for single products too, whose blocks come from its
+// K split (the slices run as the batch): there 1.11-1.21x the fastest other
+// candidate where the narrow side is 9-16, slower where it is wider
+// (narrow-single-fit-cpu-2026-11-29.log; docs/notes/dispatch.md).
 #include "tile_loaders.cuh"
 
 namespace s43 {
