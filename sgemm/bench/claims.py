@@ -686,6 +686,15 @@ CLAIMS: tuple[Claim, ...] = (
                "products (two configs forced with 3 and 4 slices on the deep GEMV-like cases) "
                "and its own choice", "sanitizer-narrow-split-h200-2026-11-29.json",
                "docs/notes/dispatch.md"),
+    Claim("gpu-tests-h200-partial", "Most of the GPU suite on the final tree (narrow on single "
+          "products), H200, in two runs cut off by the session's device time: rung 9's edges, "
+          "gemm, unaligned stores, bundle, determinism, fuzz, schemes and large files to 95 % "
+          "(1659 passed, 2 skipped, none failed); epilogue, torch, entry cache, measure, "
+          "packing, peeling, hostile, launcher, concurrency and PDL files to 86 % (1409 "
+          "passed, 24 skipped, none failed); int8x not run",
+          ("gpu-tests-h200-2026-11-29-partial-1.log", "gpu-tests-h200-2026-11-29-partial-2.log"),
+          "timeout 210 python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/FILES (after "
+          "the prebuild); timeout 150 for the second", ("docs/notes/dispatch.md",)),
     _san_claim("sanitizer-narrow-h200", "compute-sanitizer on narrow, its own choice and eight "
                "named configs (8-deep chunks and k-groups among them) forced on every edge "
                "case", "sanitizer-narrow-h200-2026-11-29.json", "docs/notes/dispatch.md"),
