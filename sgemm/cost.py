@@ -245,22 +245,26 @@ def two_launch_split(spec: KernelSpec, p: TileParams) -> bool:
             and not spec.extra.get("fused"))
 
 
+def slicing(spec: KernelSpec, p: TileParams, k: int) -> tuple[int, int]:
+    """(K slice depth, slices in the first launch): for a two-launch split,
+    the full slices (predict adds the shorter last one)."""
+    s = split_of(spec, p)
+    if two_launch_split(spec, p):
+        kslice, full, rem = split_slices(k, s, p.BK)
+        return (kslice, full) if full else (rem, 1)   # K shallower than one slice: the short one
+    return math.ceil(k / s), s
+
+
 def geometry(spec: KernelSpec, p: TileParams, prob: Problem) -> tuple[int, int, float]:
     """(blocks, K slice depth, flops per block).  For a two-launch split, its
     first launch: the full slices (predict adds the shorter last one)."""
-    s = split_of(spec, p)
     # the grid of one slice (the default grid does not read split_k)
     one = (p.split_k == 1 or spec.grid_fn is None or spec.extra.get("cluster"))
     gx, gy, gz = spec.grid(prob, p if one else p.replace(split_k=1))
     blocks = gx * gy * gz
-    kslice = math.ceil(prob.k / s)
-    if two_launch_split(spec, p):
-        kslice, full, rem = split_slices(prob.k, s, p.BK)
-        if not full:            # K shallower than one slice: the short one is all
-            kslice, full = rem, 1
+    kslice, full = slicing(spec, p, prob.k)
+    if not spec.extra.get("cluster"):
         blocks *= full
-    elif not spec.extra.get("cluster"):
-        blocks *= s
     if spec.extra.get("scheme") == "gemv":
         flops = 2.0 * prob.m * prob.n * prob.k * prob.batch / max(blocks, 1)
     else:

@@ -176,7 +176,7 @@ def test_outputs_that_do_not_fill_the_gpu_keep_chains_short():
         assert planner.acc_slice(p, H100) == limit
         for prec in ("ieee", "tf32x3"):
             for c in planner.candidates(p, H100, prec):
-                assert planner._slice(c, p) <= limit, c.describe()
+                assert planner._chain(c.spec, c.params, p) <= limit, c.describe()
     assert planner.acc_slice(prob(4096, 4096, 4096), H100) == planner.ACC_SLICE
 
 
@@ -190,9 +190,11 @@ def test_large_outputs_limit_ffma_chains_not_tensor_core_ones():
     for prec in ("ieee", "tf32x3"):
         for c in planner.candidates(p, H100, prec):
             engine = c.spec.precision
-            assert planner._slice(c, p) <= planner.acc_slice(p, H100, engine), c.describe()
+            chain = planner._chain(c.spec, c.params, p)
+            assert chain <= planner.acc_slice(p, H100, engine), c.describe()
     ieee = planner.candidates(p, H100, "ieee")[0]
-    assert ieee.params.split_k >= 2 and planner._slice(ieee, p) <= planner.ACC_SLICE
+    assert ieee.params.split_k >= 2
+    assert planner._chain(ieee.spec, ieee.params, p) <= planner.ACC_SLICE
     tc = planner.candidates(p, H100, "tf32x3")[0]
     assert tc.spec.precision == "tf32x3" and tc.params.split_k == 1       # 4096 deep: allowed
 
@@ -255,9 +257,9 @@ def test_an_unreachable_chain_limit_keeps_the_shortest_chains():
     cuBLAS on the H100)."""
     p = prob(31, 968, 300000)
     cands = planner.candidates(p, H100, "ieee")
-    shortest = min(planner._slice(c, p) for c in cands)
+    shortest = min(planner._chain(c.spec, c.params, p) for c in cands)
     assert shortest > planner.acc_slice(p, H100)
-    assert all(planner._slice(c, p) <= 1.5 * shortest for c in cands)
+    assert all(planner._chain(c.spec, c.params, p) <= 1.5 * shortest for c in cands)
 
 
 @pytest.mark.parametrize("m,n,ta,tb", [(1066, 1, True, False), (1, 1066, False, False)])

@@ -695,6 +695,14 @@ CLAIMS: tuple[Claim, ...] = (
           ("gpu-tests-h200-2026-11-29-partial-1.log", "gpu-tests-h200-2026-11-29-partial-2.log"),
           "timeout 210 python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/FILES (after "
           "the prebuild); timeout 150 for the second", ("docs/notes/dispatch.md",)),
+    Claim("planner-slices", "The planner deciding which candidates are accurate enough "
+          "(their accumulation chains) before predicting them: every candidate list of 300 "
+          "judge-distribution problems, both precisions and device models, the same before "
+          "and after; what the planner costs a first call before and after (CPU)",
+          ("planner-slices-cpu-2026-11-29.log",),
+          "SGEMM_ROOT=TREE python bench/probes/planner_same.py OUT.json 300 4242; python "
+          "bench/probes/planner_same.py --diff OLD NEW; SGEMM_ROOT=TREE python "
+          "bench/probes/planner_cost_cpu.py", ("docs/notes/first-call.md", "sgemm/planner.py")),
     _san_claim("sanitizer-narrow-h200", "compute-sanitizer on narrow, its own choice and eight "
                "named configs (8-deep chunks and k-groups among them) forced on every edge "
                "case", "sanitizer-narrow-h200-2026-11-29.json", "docs/notes/dispatch.md"),
