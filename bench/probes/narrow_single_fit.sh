@@ -12,9 +12,9 @@ COST=sgemm/data/cost-nvidia-h100-80gb-hbm3-sm132-sm_90a.json
 for s in bench/results/narrow-single-sweep-h200-2026-11-29.json \
          bench/results/narrow-single-sweep-h200-2026-11-29-2.json; do
   echo "== $s: batches only"
-  python bench/probes/sweep_regret.py --worst 3 --narrow-batches "$s" h200 "$COST"
+  python bench/probes/sweep_regret.py --worst 3 --sides --narrow-batches "$s" h200 "$COST"
   echo "== $s: single products too"
-  python bench/probes/sweep_regret.py --worst 3 "$s" h200 "$COST"
+  python bench/probes/sweep_regret.py --worst 3 --sides "$s" h200 "$COST"
   echo "== $s: report"
   python bench/probes/narrow_batch_sweep.py report "$s" narrow | tail -9
 done

@@ -5,10 +5,11 @@ timed, ieee), the pick's measured time over the row's fastest (regret),
 and cuBLAS's time over the pick's.  In-sample where the calibration was
 fitted on the same sweep: a check of the fit, not a result to report.
 
-    python bench/probes/sweep_regret.py [--worst N] [--narrow-batches] SWEEP.json DEVICE CAL.json ...
+    python bench/probes/sweep_regret.py [--worst N] [--sides] [--narrow-batches] SWEEP.json DEVICE CAL.json ...
 
 --worst N: also the N rows where cuBLAS leads the pick most, with the
 pick's and the fastest candidate's predicted and measured us.
+--sides: also cuBLAS over the pick by the narrow side (<= 8, 9-16, 17-32, wider).
 --narrow-batches: the planner weighs 43_narrow.cu for batches only, as it
 did before 2026-11-29 (this process only; bench/probes/narrow_single_sweep.py).
 
@@ -30,8 +31,13 @@ def label(c) -> str:
     return f"{c.spec.name}:{q.BM}x{q.BN}x{q.BK}:{q.threads}:s{q.split_k}"
 
 
-def regret(rows, dev, cal, worst: int = 0) -> dict:
-    logs, cub, near, miss, lines = [], [], 0, 0, []
+def side_class(r) -> str:
+    s = min(r["m"], r["n"])
+    return "<=8" if s <= 8 else "9-16" if s <= 16 else "17-32" if s <= 32 else ">32"
+
+
+def regret(rows, dev, cal, worst: int = 0, sides: bool = False) -> dict:
+    logs, cub, near, miss, lines, by = [], [], 0, 0, [], {}
     for r in rows:
         t = {k: c["gpu_ms"] for k, c in r["cands"].items() if "gpu_ms" in c}
         if not t:
@@ -54,10 +60,14 @@ def regret(rows, dev, cal, worst: int = 0) -> dict:
         x = t[pick] / min(t.values())
         logs.append(math.log(x))
         cub.append(math.log(r["cublas_ms"] / t[pick]))
+        by.setdefault(side_class(r), []).append(cub[-1])
         near += x <= 1.05
     n = len(logs)
     for x, line in sorted(lines)[:worst]:
         print(f"  cuBLAS / pick {x:.2f}  {line}")
+    if sides:
+        print("  cuBLAS / pick by narrow side: " + ", ".join(
+            f"{k} {math.exp(sum(v) / len(v)):.3f} ({len(v)})" for k, v in sorted(by.items())))
     return {"rows": n, "unmatched": miss, "regret_geomean": math.exp(sum(logs) / n),
             "regret_max": math.exp(max(logs)), "within_5pct": near,
             "cublas_over_pick_geomean": math.exp(sum(cub) / n),
@@ -65,9 +75,11 @@ def regret(rows, dev, cal, worst: int = 0) -> dict:
 
 
 def main(argv) -> None:
-    worst = 0
+    worst, sides = 0, False
     if argv[0] == "--worst":
         worst, argv = int(argv[1]), argv[2:]
+    if argv[0] == "--sides":
+        sides, argv = True, argv[1:]
     if argv[0] == "--narrow-batches":
         from sgemm.kernels import schemes
         schemes.narrow_applies = lambda prob: (prob.batch > 1 and min(prob.m, prob.n)
@@ -77,7 +89,7 @@ def main(argv) -> None:
     dev = DEVICE_MODELS[argv[1]]
     for path in argv[2:]:
         cal = cost.Calibration.from_json(json.load(open(path)), path)
-        r = regret(rows, dev, cal, worst)
+        r = regret(rows, dev, cal, worst, sides)
         print(f"{Path(path).name}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
                                       for k, v in r.items()))
 
