@@ -796,7 +796,7 @@ CLAIMS: tuple[Claim, ...] = (
           ("bundle-build-h200-2026-11-29.log",), "python3 -m sgemm.build --arch sm_90a -q",
           ("docs/first-call.md",)),
     Claim("wheel", "The wheel with its kernel bundle: size, kernels per arch, build time",
-          ("wheel-cpu-2026-11-26.log",), "pip wheel --no-deps --no-build-isolation .",
+          ("wheel-cpu-2026-11-29.log",), "pip wheel --no-deps --no-build-isolation .",
           ("docs/first-call.md",)),
     Claim("eager-probe", "Host cost of each entry point and of the cached path's pieces at "
           "64³: the judge's list beside cupy.matmul and torch.matmul in one process, main and "
