@@ -1,7 +1,8 @@
 """Probe: would 43_narrow.cu, with the planner's K split, serve single
-products with a side of at most 32?  The planner weighs narrow for batches
-only (schemes.narrow_applies); this probe lets it weigh narrow for every
-product with such a side (in this process only) and times every FFMA
+products with a side of at most 32?  When this ran the planner weighed
+narrow for batches only; the probe lets it weigh narrow for every product
+with such a side (in this process; since 4e4a1ed schemes.narrow_applies is
+that rule itself, so the patch changes nothing there) and times every FFMA
 candidate as the calibration sweep times them, narrow's split-K plans among
 them.  Not part of the package.
 

@@ -20,15 +20,12 @@ import math
 import sys
 from pathlib import Path
 
-from sgemm import cost, planner
-from sgemm.calibrate import problem_of
-from sgemm.tune import DEVICE_MODELS
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from model_picks import label  # noqa: E402  (the sweep's key for a candidate without pack)
 
-
-def label(c) -> str:
-    """The sweep's candidate key: kernel:BMxBNxBK:threads:sSPLIT."""
-    q = c.params
-    return f"{c.spec.name}:{q.BM}x{q.BN}x{q.BK}:{q.threads}:s{q.split_k}"
+from sgemm import cost, planner  # noqa: E402
+from sgemm.calibrate import problem_of  # noqa: E402
+from sgemm.tune import DEVICE_MODELS  # noqa: E402
 
 
 def side_class(r) -> str:
