@@ -368,10 +368,12 @@ def _accurate(weighed: list, prob: Problem, dev: DeviceInfo) -> list:
 def _chain(spec: KernelSpec, q: TileParams, prob: Problem) -> int:
     """The longest FP32 accumulation chain the plan runs: its K slice
     (cost.slicing), shortened where the kernel sums a slice in parallel
-    parts (gemv)."""
+    parts (gemv, narrow's k-groups)."""
     kslice = cost.slicing(spec, q, prob.k)[0]
     if spec.extra.get("scheme") == "gemv":
         return S.gemv_chain(prob, q, kslice)
+    if spec is S.NARROW:
+        return S.narrow_chain(q, kslice)
     return kslice
 
 

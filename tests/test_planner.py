@@ -199,6 +199,21 @@ def test_large_outputs_limit_ffma_chains_not_tensor_core_ones():
     assert tc.spec.precision == "tf32x3" and tc.params.split_k == 1       # 4096 deep: allowed
 
 
+def test_narrow_chains_are_the_slice_over_its_k_groups():
+    from sgemm.kernels import schemes
+    by_groups = {}
+    for q in schemes.NARROW_CONFIGS.values():
+        by_groups.setdefault(q.threads // max(q.BM, q.BN), q)
+    assert sorted(by_groups) == [1, 2, 4]
+    for kg, q in by_groups.items():
+        assert schemes.narrow_chain(q, 4096) == 4096 // kg + kg - 1
+    # the planner weighs a narrow plan by that chain: with four k-groups a
+    # 1024-deep limit admits slices up to 4 x 1021 deep
+    p = prob(365, 21, 146465)
+    four = by_groups[4]
+    assert planner._chain(schemes.NARROW, four.replace(split_k=36), p) <= planner.acc_slice(p, H100)
+
+
 def test_gemv_chains_are_the_slice_over_its_parallel_parts():
     from sgemm.kernels import schemes
     kcont = prob(50257, 2, 5120, ta=True)          # small n, A read along k
@@ -250,12 +265,13 @@ def test_a_split_deeper_than_k_predicts_one_short_launch():
 
 
 def test_an_unreachable_chain_limit_keeps_the_shortest_chains():
-    """31x968x300000: 256 slices are 1172 deep, over the 1024 limit of a
-    skinny output; the candidates kept are those within half again the
+    """48x968x300000: 256 slices are 1172 deep, over the 1024 limit of a
+    skinny output (a side of 48: no narrow kernel, whose k-groups shorten
+    the chain); the candidates kept are those within half again the
     shortest slices any of them reaches, not every candidate (under a 512
     limit, dropping it let 968x31x169699 run 5280-deep slices at 0.41x
     cuBLAS on the H100)."""
-    p = prob(31, 968, 300000)
+    p = prob(48, 968, 300000)
     cands = planner.candidates(p, H100, "ieee")
     shortest = min(planner._chain(c.spec, c.params, p) for c in cands)
     assert shortest > planner.acc_slice(p, H100)

@@ -243,7 +243,7 @@ JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
-SUITE = "suite-h100-2026-11-28.json"
+SUITE = "suite-h200-2026-11-29.json"
 UNTUNED = "judge-untuned-single-h200-2026-11-29.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
@@ -762,7 +762,7 @@ CLAIMS: tuple[Claim, ...] = (
           "bash scripts/gpu_session.sh prebuild judge judge judge suite",
           ("docs/notes/dispatch.md",)),
     Claim("suite-geomean", "Public suite (the fixed shapes of `bench/shapes/public.txt`): "
-          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h100-2026-11-28-ratio.png"),
+          "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h200-2026-11-29-ratio.png"),
           _SUITE_CMD, ("README.md",), _suite(("geomean_ratio",), "{:.2f}×")),
     Claim("suite-min", "Public suite: worst shape", (SUITE,), _SUITE_CMD, ("README.md",),
           _suite(("min_ratio",), "{:.2f}×")),
@@ -791,6 +791,22 @@ CLAIMS: tuple[Claim, ...] = (
            "first-call-standin-cpu-2026-11-26.log"),
           "python bench/probes/launch_cost.py; bash scripts/host_overhead_probe.sh",
           ("docs/notes/first-call.md", "docs/first-call.md", "sgemm/runtime/cu.py")),
+    Claim("suite-h100", "The public suite on an H100 on the tree of 2026-11-28 (before "
+          "narrow's 8-deep chunks and k-groups): geomean, worst shape, graphs, host costs",
+          ("suite-h100-2026-11-28.json", "suite-h100-2026-11-28-ratio.png"), _SUITE_CMD,
+          ("docs/notes/dispatch.md",)),
+    Claim("first-call-import", "A process's first sgemm.gemm in a fresh process per problem "
+          "(the judge's slowest first-call problems), before and after the API's first-use "
+          "import counted in the measured choice's budget; a judge run in one process with "
+          "every uncached call traced (host time of the call, the measuring, each candidate, "
+          "each garbage collection)",
+          ("first-call-probe-h200-2026-11-29.log", "first-call-trace-h200-2026-11-29.json"),
+          "python bench/probes/judge_first_call.py 2336,939,1191,0,0,ieee ...; "
+          "SGEMM_CACHE_DIR=empty python bench/probes/judge_trace.py TRACE.json --out J.json "
+          "--no-eager", ("docs/notes/first-call.md",)),
+    Claim("int8-gpu-tests-h200", "The INT8 engine's GPU tests on an H200 on this session's tree",
+          ("gpu-tests-int8x-h200-2026-11-29.log",),
+          "python -m pytest -q -m gpu tests/gpu/test_int8x_gpu.py", ("docs/notes/int8x.md",)),
     Claim("bundle-build-h200", "The sm_90a bundle of the tree with narrow's 8-deep chunks and "
           "k-groups: kernels, size, build time (H200 machine)",
           ("bundle-build-h200-2026-11-29.log",), "python3 -m sgemm.build --arch sm_90a -q",

@@ -497,6 +497,14 @@ def narrow_configs(prob: Problem) -> list[TileParams]:
     return [NARROW_CONFIGS[x] for x in names if x in NARROW_CONFIGS]
 
 
+def narrow_chain(p: TileParams, kslice: int) -> int:
+    """Longest sequential FP32 accumulation in a narrow block over a K
+    slice: each of its KG k-groups sums its part of every chunk (BK / KG
+    of each BK), then the groups' sums are added in group order."""
+    kg = max(1, p.threads // max(p.BM, p.BN))
+    return math.ceil(kslice / kg) + kg - 1
+
+
 NARROW = KernelSpec(
     id=43, name="narrow", source="43_narrow.cu", function="sgemm_narrow",
     title="scheme narrow: m or n <= 32 a block, operands streamed by 4-byte cp.async",
