@@ -30,11 +30,21 @@ _LAZY = {"gemm": "api", "gemm_batched": "api", "matmul": "api", "plan": "api",
          "Plan": "plan", "KERNELS": "kernels.registry"}
 
 
-# (began, ended) of the last first-use import above: ``sgemm.gemm(...)`` as a
-# process's first call imports the API inside the call's own time, before the
-# call can take its clock; measure.py counts the call from here when it
-# follows at once (the first-call bound of docs/notes/first-call.md).
-_last_import = (0.0, 0.0)
+# (began, ended) of the last first-use import above, or None: ``sgemm.gemm(...)``
+# as a process's first call imports the API inside the call's own time, before
+# the call can take its clock (the first-call bound of docs/notes/first-call.md).
+_last_import = None
+_FOLLOW_S = 0.05        # an import that ended this shortly before a call began it
+
+
+def _call_began(now: float) -> float:
+    """When the call that took its clock at ``now`` began: the start of the
+    first-use import that ended just before it (``sgemm.gemm(...)``'s own
+    attribute access), else ``now``.  The first call to ask uses the record
+    up, so later calls count from their own clocks."""
+    global _last_import
+    rec, _last_import = _last_import, None
+    return rec[0] if rec is not None and 0.0 <= now - rec[1] < _FOLLOW_S else now
 
 
 def __getattr__(name: str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from time import perf_counter as _clock
 
-from . import plan_cache
+from . import _call_began, plan_cache
 from .arrays import describe
 from .errors import ArgumentError
 from .plan import Plan
@@ -93,7 +93,7 @@ def matmul(a, b, *, kernel="auto", precision=None, stream=None, bias=None, activ
 
 def _matmul_uncached(a, b, kernel, precision, stream, bias=None, activation=None):
     """matmul's full path: (plan, result)."""
-    since = _clock()
+    since = _call_began(_clock())
     A, B = describe(a, "a"), describe(b, "b")
     if A.ndim == 0 or B.ndim == 0:
         raise ArgumentError("matmul: a and b must have at least 1 dimension "

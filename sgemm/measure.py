@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import threading
 import time
@@ -76,11 +75,9 @@ MARGIN = 0.03           # another plan must measure this much faster than the mo
 WALL_S = 0.02           # host seconds of measuring, at most: a candidate starts only where
                         # its estimated cost (below) ends inside them
 CALL_S = 0.03           # ... and inside this many host seconds of the call that builds the
-                        # plan (``since``, or the first-use import of the API that the call
-                        # began with: call_began): the first-call target is 50 ms (H100
-                        # judges: calls measured up to 35 ms in spent 52-53 ms in all)
-FOLLOW_S = 0.05         # a first-use import of sgemm's API that ended this shortly before
-                        # the call's clock is taken is counted as part of the call
+                        # plan (``since``: from the first-use import of the API that the call
+                        # began with, sgemm._call_began): the first-call target is 50 ms
+                        # (H100 judges: calls measured up to 35 ms in spent 52-53 ms in all)
 LOAD_S = 2e-3           # host seconds a candidate costs beyond its launches: its modules
                         # loaded and its workspace allocated (an estimate, not measured
                         # per candidate; the real clock decides when the next one starts)
@@ -281,16 +278,6 @@ def _gpu_time(launches, stream: int, timer, reps: int) -> float:
     return min(timer.seconds(run, reps) for _ in range(2))
 
 
-def call_began(since: float) -> float:
-    """When the call that took its clock at ``since`` began: ``sgemm.gemm(...)``
-    as a process's first call imports the API (sgemm/__init__.py's
-    ``__getattr__``) inside the call, before the call can take its clock
-    (22-33 ms of a profiled first call on an H200:
-    first-call-probe-h200-2026-11-29.log)."""
-    began, ended = sys.modules[__package__]._last_import
-    return began if 0.0 <= since - ended < FOLLOW_S else since
-
-
 def settle(problems: list, dev, precision: str, stream: int, build, time_fn=None,
            since: float | None = None) -> None:
     """Measure the close candidates of problems[0]'s shape, unless a choice
@@ -314,8 +301,7 @@ def settle(problems: list, dev, precision: str, stream: int, build, time_fn=None
         if len(cands) < 2:
             return
         start = time.perf_counter()
-        stop = start + WALL_S if since is None else min(start + WALL_S,
-                                                        call_began(since) + CALL_S)
+        stop = start + WALL_S if since is None else min(start + WALL_S, since + CALL_S)
         if start + cost_s(cands[0]) + cost_s(cands[1]) > stop:
             return          # not given up: a later plan of this shape has the time
         timer = None

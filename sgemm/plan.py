@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from . import packing, peeling
+from . import _call_began, packing, peeling
 from . import validate as V
 from .arrays import ArrayDesc, current_stream, describe, empty_like_package, to_device
 from .errors import ArgumentError
@@ -125,7 +125,7 @@ class Plan:
     def __init__(self, a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
                  kernel="auto", precision=None, stream=None, bias=None, activation=None,
                  _ndims=(2,), _what="gemm", _since=None):
-        since = time.perf_counter() if _since is None else _since
+        since = _call_began(time.perf_counter()) if _since is None else _since
         act = V.activation(activation)
         alpha = V.scalar("alpha", alpha)
         beta = V.scalar("beta", beta)

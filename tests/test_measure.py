@@ -312,38 +312,30 @@ def test_a_call_without_time_left_measures_nothing_and_leaves_the_shape_open():
     assert calls and chosen(DEEP) == name(short[1])
 
 
-def test_a_first_use_import_just_before_the_call_counts_as_part_of_it(monkeypatch):
+def test_a_first_use_import_just_before_a_call_counts_as_part_of_it_once(monkeypatch):
     """``sgemm.gemm(...)`` as a process's first call imports the API before
-    the call takes its clock: an import that ended just before ``since``
-    moves the call's start back to the import's; one that ended earlier, or
-    after, does not."""
+    the call takes its clock: an import that ended just before the clock
+    moves the call's start back to the import's, for that call only; one
+    that ended long before, or none, leaves the clock as it is."""
     import sys
-    import time
     pkg = sys.modules["sgemm"]
-    now = time.perf_counter()
+    now = 1000.0
     monkeypatch.setattr(pkg, "_last_import", (now - 0.020, now - 0.001))
-    assert measure.call_began(now) == now - 0.020
+    assert pkg._call_began(now) == now - 0.020
+    assert pkg._call_began(now + 0.002) == now + 0.002        # used up by the first call
     monkeypatch.setattr(pkg, "_last_import", (now - 1.0, now - 0.5))
-    assert measure.call_began(now) == now
+    assert pkg._call_began(now) == now
+    assert pkg._last_import is None
     monkeypatch.setattr(pkg, "_last_import", (now + 1.0, now + 1.5))
-    assert measure.call_began(now) == now
-    # the shortlist that fits a fresh call does not fit one whose import
-    # took up the budget
-    short = measure.shortlist(DEEP, H100, "ieee")
-
-    def never(launches, reps):
-        raise AssertionError("the import used the call's time: nothing may be timed")
-    now = time.perf_counter()
-    monkeypatch.setattr(pkg, "_last_import", (now - measure.CALL_S, now))
-    measure.settle([DEEP], H100, "ieee", 0, fake_build([]), never, since=now)
-    assert chosen(DEEP) == name(short[0])
+    assert pkg._call_began(now) == now
+    assert pkg._call_began(now) == now
 
 
 def test_sgemm_records_its_first_use_imports():
     import subprocess
     import sys
-    code = ("import sgemm; assert sgemm._last_import == (0.0, 0.0); sgemm.ArgumentError; "
-            "assert sgemm._last_import == (0.0, 0.0); sgemm.records; b, e = sgemm._last_import; "
+    code = ("import sgemm; assert sgemm._last_import is None; sgemm.ArgumentError; "
+            "assert sgemm._last_import is None; sgemm.records; b, e = sgemm._last_import; "
             "assert 0 < b <= e, (b, e)")
     subprocess.run([sys.executable, "-c", code], check=True)
 

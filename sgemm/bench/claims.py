@@ -238,7 +238,7 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h200-2026-11-29-{s}.json" for s in "def")
+JUDGE = tuple(f"judge-h200-2026-11-29-{s}.json" for s in "ghi")
 JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
 JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
 JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
@@ -665,6 +665,9 @@ CLAIMS: tuple[Claim, ...] = (
           "measured), and out of sample: rates fitted without the second sweep, checked on "
           "it (CPU)", ("narrow-groups-fit-cpu-2026-11-29.log",),
           "bash bench/probes/narrow_groups_fit.sh", ("docs/notes/dispatch.md",)),
+    _judge_set("judge-h200-narrow-single", "Three fresh judges of the tree with narrow on "
+               "single products too (970d426), H200", "judge-h200-2026-11-29", "def",
+               ("docs/notes/dispatch.md", "docs/notes/first-call.md")),
     _judge_set("judge-h200-groups", "Three fresh judges of the tree with narrow's 8-deep "
                "chunks and k-groups, narrow still for batches only (a8eb847), H200",
                "judge-h200-2026-11-29", "abc", ("docs/notes/dispatch.md",)),
@@ -804,6 +807,15 @@ CLAIMS: tuple[Claim, ...] = (
           "python bench/probes/judge_first_call.py 2336,939,1191,0,0,ieee ...; "
           "SGEMM_CACHE_DIR=empty python bench/probes/judge_trace.py TRACE.json --out J.json "
           "--no-eager", ("docs/notes/first-call.md",)),
+    Claim("gpu-tests-h200-changed", "The GPU tests of what this session changed (the measured "
+          "choice, the bundle, the entry cache, narrow's schemes) on an H200: three of the "
+          "measured choice's fail on a fresh machine; the same test after it builds its plan "
+          "once unmeasured first; the debug run between them",
+          ("gpu-tests-h200-2026-11-29-changed.log", "gpu-tests-measure-h200-2026-11-29.log",
+           "gpu-tests-measure-cold-h200-2026-11-29.log"),
+          "python -m pytest -q -m gpu tests/gpu/test_measure_gpu.py tests/gpu/test_bundle_gpu.py "
+          "tests/gpu/test_entry_cache_gpu.py tests/gpu/test_schemes_gpu.py -k 'measure or "
+          "bundle or narrow or entry or cache'", ("docs/notes/first-call.md",)),
     Claim("int8-gpu-tests-h200", "The INT8 engine's GPU tests on an H200 on this session's tree",
           ("gpu-tests-int8x-h200-2026-11-29.log",),
           "python -m pytest -q -m gpu tests/gpu/test_int8x_gpu.py", ("docs/notes/int8x.md",)),
