@@ -68,10 +68,9 @@ import threading
 import weakref
 from time import perf_counter as _clock
 
-from . import _call_began
-
 import numpy as np
 
+from . import _call_began
 # plan.py imports these at import time already; here they save the per-call
 # import statements of the hit path
 from .runtime import device as devmod

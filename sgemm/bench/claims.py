@@ -806,7 +806,7 @@ CLAIMS: tuple[Claim, ...] = (
           ("first-call-probe-h200-2026-11-29.log", "first-call-trace-h200-2026-11-29.json"),
           "python bench/probes/judge_first_call.py 2336,939,1191,0,0,ieee ...; "
           "SGEMM_CACHE_DIR=empty python bench/probes/judge_trace.py TRACE.json --out J.json "
-          "--no-eager", ("docs/notes/first-call.md",)),
+          "--no-eager", ("docs/notes/first-call.md", "docs/first-call.md")),
     Claim("gpu-tests-h200-changed", "The GPU tests of what this session changed (the measured "
           "choice, the bundle, the entry cache, narrow's schemes) on an H200: three of the "
           "measured choice's fail on a fresh machine; the same test after it builds its plan "
