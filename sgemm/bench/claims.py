@@ -816,6 +816,13 @@ CLAIMS: tuple[Claim, ...] = (
           "python -m pytest -q -m gpu tests/gpu/test_measure_gpu.py tests/gpu/test_bundle_gpu.py "
           "tests/gpu/test_entry_cache_gpu.py tests/gpu/test_schemes_gpu.py -k 'measure or "
           "bundle or narrow or entry or cache'", ("docs/notes/first-call.md",)),
+    Claim("gpu-tests-h200-entry", "The entry points' GPU tests on this session's final tree "
+          "(every call takes its clock through sgemm._call_began): torch, hostile inputs, "
+          "peeling, packing, launcher, concurrency and PDL files, then the gemm file; H200",
+          ("gpu-tests-h200-2026-11-29-entry.log",),
+          "python -m pytest -q -m gpu tests/gpu/test_torch_gpu.py tests/gpu/test_hostile_gpu.py "
+          "... tests/gpu/test_pdl_gpu.py; python -m pytest -q -m gpu tests/gpu/test_gemm_gpu.py",
+          ("docs/notes/first-call.md",)),
     Claim("int8-gpu-tests-h200", "The INT8 engine's GPU tests on an H200 on this session's tree",
           ("gpu-tests-int8x-h200-2026-11-29.log",),
           "python -m pytest -q -m gpu tests/gpu/test_int8x_gpu.py", ("docs/notes/int8x.md",)),
