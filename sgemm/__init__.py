@@ -37,12 +37,14 @@ _last_import = None
 _FOLLOW_S = 0.05        # an import that ended this shortly before a call began it
 
 
-def _call_began(now: float) -> float:
-    """When the call that took its clock at ``now`` began: the start of the
-    first-use import that ended just before it (``sgemm.gemm(...)``'s own
-    attribute access), else ``now``.  The first call to ask uses the record
-    up, so later calls count from their own clocks."""
+def _call_began(now: float | None = None) -> float:
+    """When the call asking at ``now`` (default: the clock now) began: the
+    start of the first-use import that ended just before it
+    (``sgemm.gemm(...)``'s own attribute access), else ``now``.  The first
+    call to ask uses the record up, so later calls count from their own
+    clocks."""
     global _last_import
+    now = _clock() if now is None else now
     rec, _last_import = _last_import, None
     return rec[0] if rec is not None and 0.0 <= now - rec[1] < _FOLLOW_S else now
 

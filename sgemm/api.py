@@ -4,8 +4,6 @@ checks, layout and kernel choice happen there, before any launch) and
 executes it once; later calls relaunch the stored launches."""
 from __future__ import annotations
 
-from time import perf_counter as _clock
-
 from . import _call_began, plan_cache
 from .arrays import describe
 from .errors import ArgumentError
@@ -93,7 +91,7 @@ def matmul(a, b, *, kernel="auto", precision=None, stream=None, bias=None, activ
 
 def _matmul_uncached(a, b, kernel, precision, stream, bias=None, activation=None):
     """matmul's full path: (plan, result)."""
-    since = _call_began(_clock())
+    since = _call_began()
     A, B = describe(a, "a"), describe(b, "b")
     if A.ndim == 0 or B.ndim == 0:
         raise ArgumentError("matmul: a and b must have at least 1 dimension "

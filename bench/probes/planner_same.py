@@ -52,6 +52,8 @@ def diff(a: str, b: str) -> None:
     print(f"{len(bad)} of {len(old)} candidate lists differ; {len(picks)} first picks differ")
     for k in bad[:5]:
         print(" ", k, len(old[k]), "->", len(new.get(k, [])))
+    for k in picks:         # which plan each moved pick was, and is (kernel, params)
+        print(" ", k, old[k][0][:2], "->", new.get(k, [[None]])[0][:2])
 
 
 if __name__ == "__main__":

@@ -807,6 +807,11 @@ CLAIMS: tuple[Claim, ...] = (
           "python bench/probes/judge_first_call.py 2336,939,1191,0,0,ieee ...; "
           "SGEMM_CACHE_DIR=empty python bench/probes/judge_trace.py TRACE.json --out J.json "
           "--no-eager", ("docs/notes/first-call.md", "docs/first-call.md")),
+    Claim("narrow-chain-moved", "The planner's first picks before and after narrow's k-groups "
+          "entered the accuracy rule (400 judge-distribution problems, both precisions, H100 "
+          "and H200 models; CPU)", ("narrow-chain-moved-cpu-2026-11-29.log",),
+          "SGEMM_ROOT=TREE python bench/probes/planner_same.py OUT.json 400 4242; python "
+          "bench/probes/planner_same.py --diff OLD.json NEW.json", ("docs/notes/dispatch.md",)),
     Claim("gpu-tests-h200-changed", "The GPU tests of what this session changed (the measured "
           "choice, the bundle, the entry cache, narrow's schemes) on an H200: three of the "
           "measured choice's fail on a fresh machine; the same test after it builds its plan "
