@@ -239,9 +239,6 @@ def _sanitizer(name: str):
 
 # -- the claims ------------------------------------------------------------------------------
 JUDGE = tuple(f"judge-h200-2026-11-29-{s}.json" for s in "ghi")
-JUDGE_H200_PARKED = tuple(f"judge-h200-2026-11-27-{s}.json" for s in "def")
-JUDGE_H100_RUNG9 = tuple(f"judge-h100-2026-11-27-{s}.json" for s in "ghi")
-JUDGE_PREREDUCE = tuple(f"judge-prereduce-h100-2026-11-25-{s}.json" for s in "abc")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h200-2026-11-29.json"
 UNTUNED = "judge-untuned-single-h200-2026-11-29.json"
@@ -255,7 +252,6 @@ FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "tor
 EAGER = "eager-costs-h100-2026-11-27.json"
 GPU_TESTS_FULL = ("gpu-tests-h100-2026-11-27-shortlist-1.log",
                   "gpu-tests-h100-2026-11-27-shortlist-2.log")
-GPU_TESTS_PIPE = ("gpu-tests-h100-2026-11-27-pipe-1.log", "gpu-tests-h100-2026-11-27-pipe-2.log")
 GPU_TESTS_UNALIGNED = ("gpu-tests-h100-2026-11-27-unaligned-1.log",
                        "gpu-tests-h100-2026-11-27-unaligned-2.log")
 GPU_TESTS_H200 = ("gpu-tests-h200-2026-11-27-parked.log", "gpu-tests-h200-2026-11-27-rest.log")
@@ -328,10 +324,6 @@ CLAIMS: tuple[Claim, ...] = (
           ("README.md",), _judge_eager(JUDGE, "torch.matmul(a, b)")),
     Claim("judge-eager-cupy", "… `cupy.matmul(a, b, out=c)`, the same runs", JUDGE, _JUDGE_CMD,
           ("README.md",), _judge_eager(JUDGE, "cupy.matmul(a, b, out=c)")),
-    Claim("judge-prereduce", "The judge on the commit before the split-K reduction rewrite "
-          "(gemv blocks, pack grid and split remainder already changed; another H100 machine)",
-          JUDGE_PREREDUCE, "bash scripts/gpu_session.sh prebuild judge judge judge",
-          ("docs/notes/dispatch.md",)),
     Claim("judge-model-ab", "The cost-model refit (fractional q_sat, layout factors, absolute "
           "error) against the calibration before it, on one judge seed (91733) in one "
           "process: the evidence for the change, not a scorecard",
@@ -375,20 +367,6 @@ CLAIMS: tuple[Claim, ...] = (
           "on commit 9bb38d1: python bench/probes/gemv_x_affected.py 1500 7272 > probs.json; "
           "PROBS=\"$(cat probs.json)\" OUT=dir python bench/probes/tree_ab.py OLD_TREE . "
           "gemvx 0 0 3", ("docs/notes/dispatch.md",)),
-    _judge_set("judge-h200-final", "The final tree on an H200 (the same shipped calibration, "
-               "read as a sibling of its arch): three fresh judges",
-               "judge-h200-2026-11-27", "ghi", ("docs/notes/dispatch.md",)),
-    _judge_set("judge-firstform", "Four fresh judges with the measured choice's first time "
-               "bound (35 ms from the call's start, estimates only): one before the store "
-               "refit, three after it; their first calls led to the final bound",
-               "judge-firstform-h100-2026-11-27", "abcd", ("docs/notes/first-call.md",)),
-    Claim("judge-h200-parked", "The scorecard on an H200 on the tree with the unaligned "
-          "stores through shared memory (349afcf), before the store factors were refitted: "
-          "three fresh judges, the model alone, the public suite", JUDGE_H200_PARKED + (
-              "judge-untuned-h200-2026-11-27.json", "suite-h200-2026-11-27-b.json",
-              "suite-h200-2026-11-27-b-ratio.png"),
-          "bash scripts/gpu_session.sh prebuild judge judge judge suite",
-          ("docs/notes/dispatch.md", "docs/notes/ffma-fast.md", "docs/notes/first-call.md")),
     Claim("store-refit", "The cost model's unaligned-store factor refitted for rung 9, tile "
           "and small after their unaligned stores went through shared memory: the sweep "
           "(store-heavy problems of calibrate's distribution, own seed 5150, those families' "
@@ -471,9 +449,6 @@ CLAIMS: tuple[Claim, ...] = (
           ("rung9-sass-cpu-2026-11-27.log",), "python bench/probes/rung9_sass.py mix; "
           "python bench/probes/rung9_sass.py same CACHE_A CACHE_B",
           ("docs/notes/ffma-fast.md",), note="CPU only: NVRTC and nvdisasm, no GPU"),
-    Claim("suite-pipe-all", "The public suite on the tree with rung 9's pipelined loop on "
-          "every aligned layout (the layout refit in; the tuned table keeps every plan)",
-          ("suite-pipe-all-h100-2026-11-27.json",), _SUITE_CMD, ("docs/notes/ffma-fast.md",)),
     Claim("large-bk16", "A trial: rung 9's 256x128 tile at BK 16 against the registered BK 8 "
           "on 12 large layers of the judge's distribution (own seed 7878), forced, at split 1 "
           "and the model's split: slower on 17 of 20 pairs, not registered",
@@ -488,23 +463,6 @@ CLAIMS: tuple[Claim, ...] = (
           "final tree", ("forced-cands-deepk-small-h100-2026-11-27.json",),
           "DRAW=deep-k:14:6464:40000 TOP=16 OUT=dir python bench/probes/forced_cands.py",
           ("docs/notes/dispatch.md",)),
-    _judge_set("judge-unaligned-refit", "Nine fresh judges on the tree with the refitted "
-               "unaligned-load factors (6efb58d)", "judge-h100-2026-11-27",
-               ("s", "t", "u", "v", "w", "x", "y", "z", "aa"), ("docs/notes/dispatch.md",)),
-    _judge_set("judge-layout-refit", "Six fresh judges on the tree with the layout factors "
-               "refitted and rung 9's pipelined loop where A is k-contiguous (1c80e49): the "
-               "scorecard before the measured choice timed six candidates",
-               "judge-h100-2026-11-27", ("ae", "af", "ag", "ah", "ai", "aj"),
-               ("docs/notes/dispatch.md",)),
-    _judge_set("judge-shortlist-pack", "Six fresh judges on the tree whose measured choice "
-               "times six candidates and whose pack scheme keeps aligned operands of odd "
-               "extent in place, before a timed batch held at least three runs",
-               "judge-h100-2026-11-27", ("ak", "al", "am", "an", "ao", "ap"),
-               ("docs/notes/dispatch.md",)),
-    _judge_set("judge-reps", "Six fresh judges on the tree before the unaligned occupancy "
-               "line (342138b: six candidates measured in batches of at least three)",
-               "judge-h100-2026-11-27", ("aq", "ar", "as", "at", "au", "av"),
-               ("docs/notes/dispatch.md",)),
     Claim("narrow-batch-sweep", "Every FFMA candidate timed on 70 batched problems with a "
           "side of at most 32 (the planner's distribution, own seed 6262), rung 13's narrow "
           "tiles of an experiment among them, and the probe's report",
@@ -633,10 +591,6 @@ CLAIMS: tuple[Claim, ...] = (
           "the batched gemv rates (CPU)", ("gemv-batch-fit-cpu-2026-11-28.log",),
           "SGEMM_ROOT=TREE python bench/probes/gemv_batch_fit.py SWEEP.json ...",
           ("docs/notes/dispatch.md",)),
-    _judge_set("judge-h200-guard", "Three fresh judges of the final tree on an H200 (the H100's "
-               "calibration; the model alone's file did not come back)",
-               "judge-h200-2026-11-28", "abc", ("docs/notes/first-call.md",
-                                                "docs/notes/dispatch.md")),
     _judge_set("judge-h100-final", "Three fresh judges of the thirteenth session's final tree "
                "on an H100 (the README's scorecard until narrow's k-groups)",
                "judge-h100-2026-11-28", "rst", ("docs/notes/dispatch.md",
@@ -665,15 +619,6 @@ CLAIMS: tuple[Claim, ...] = (
           "measured), and out of sample: rates fitted without the second sweep, checked on "
           "it (CPU)", ("narrow-groups-fit-cpu-2026-11-29.log",),
           "bash bench/probes/narrow_groups_fit.sh", ("docs/notes/dispatch.md",)),
-    _judge_set("judge-h200-narrow-single", "Three fresh judges of the tree with narrow on "
-               "single products too (970d426), H200", "judge-h200-2026-11-29", "def",
-               ("docs/notes/dispatch.md", "docs/notes/first-call.md")),
-    _judge_set("judge-h200-groups", "Three fresh judges of the tree with narrow's 8-deep "
-               "chunks and k-groups, narrow still for batches only (a8eb847), H200",
-               "judge-h200-2026-11-29", "abc", ("docs/notes/dispatch.md",)),
-    Claim("judge-untuned-h200-groups", "The cost model alone (`SGEMM_TUNED=0`) on that tree, "
-          "H200", ("judge-untuned-h200-2026-11-29.json",),
-          "SGEMM_TUNED=0 python judge.py --precisions ieee", ("docs/notes/dispatch.md",)),
     Claim("narrow-single-sweep", "Every FFMA candidate, 43_narrow.cu's K-split plans among "
           "them (the planner let weigh narrow for single products), timed on single products "
           "with a side of at most 32 and 8 MiB or more: 80 (own seed 373808) and 60 (456155), "
@@ -716,10 +661,6 @@ CLAIMS: tuple[Claim, ...] = (
     _san_claim("sanitizer-narrow", "compute-sanitizer on narrow, its own choice and four named "
                "configs forced on every edge case", "sanitizer-narrow-h100-2026-11-28.json",
                "docs/notes/dispatch.md"),
-    Claim("gpu-tests-narrow", "GPU tests that force narrow (schemes: every transpose, "
-          "unaligned, alpha/beta, batches; epilogue)", ("gpu-tests-narrow-h100-2026-11-28.log",),
-          "python3 -m pytest -q -m gpu tests/gpu/test_schemes_gpu.py "
-          "tests/gpu/test_epilogue_gpu.py -k narrow", ("docs/notes/dispatch.md",)),
     Claim("chain-error", "The error of the model's plans against their longest accumulation "
           "chain on the judges before and after the 2560 FFMA limit (CPU replay), and what "
           "the limit does to the model's picks (CPU)",
@@ -740,30 +681,11 @@ CLAIMS: tuple[Claim, ...] = (
           "variant: what the measured choice timed and kept",
           ("first-call-measured-h100-2026-11-27.log",),
           "python bench/probes/first_call_measured.py", ("docs/notes/dispatch.md",)),
-    _judge_set("judge-pipe-all", "Three fresh judges on the tree with the layout refit and "
-               "rung 9's pipelined loop on every layout (before it was narrowed to a "
-               "k-contiguous A)", "judge-h100-2026-11-27", ("ab", "ac", "ad"),
-               ("docs/notes/dispatch.md",)),
-    _judge_set("judge-store-refit", "Six fresh judges on the tree with the refitted store "
-               "factors and the measured choice's time bound (30221ef)",
-               "judge-h100-2026-11-27", "mnopqr", ("docs/notes/dispatch.md",
-                                                   "docs/notes/first-call.md")),
-    Claim("judge-h100-parked", "The same scorecard on an H100 on the tree with the unaligned "
-          "stores through shared memory (349afcf): three fresh judges", tuple(
-              f"judge-h100-2026-11-27-{s}.json" for s in "jkl"),
-          "bash scripts/gpu_session.sh prebuild judge judge judge",
-          ("docs/notes/dispatch.md", "docs/notes/first-call.md")),
     Claim("import-bundle-h100", "On the H100 machine with the bundle built: the build's "
           "summary, `import sgemm` three times, the GPU bundle tests (bundled and NVRTC "
           "cubins give bit-identical results)", ("import-bundle-h100-2026-11-27.log",),
           "python -m sgemm.build --arch sm_90a; python -c 'import sgemm'; python -m pytest -m "
           "gpu tests/gpu/test_bundle_gpu.py", ("docs/notes/first-call.md",)),
-    Claim("judge-h100-rung9", "The same scorecard on an H100 on the tree before rung 13 "
-          "(a51ef9e): three fresh judges, the model alone, the public suite",
-          JUDGE_H100_RUNG9 + ("judge-untuned-h100-2026-11-27.json", "suite-h100-2026-11-27-b.json",
-                              "suite-h100-2026-11-27-b-ratio.png"),
-          "bash scripts/gpu_session.sh prebuild judge judge judge suite",
-          ("docs/notes/dispatch.md",)),
     Claim("suite-geomean", "Public suite (the fixed shapes of `bench/shapes/public.txt`): "
           "cuBLAS time ÷ sgemm time, geometric mean", (SUITE, "suite-h200-2026-11-29-ratio.png"),
           _SUITE_CMD, ("README.md",), _suite(("geomean_ratio",), "{:.2f}×")),
@@ -882,12 +804,6 @@ CLAIMS: tuple[Claim, ...] = (
           "alternating rounds", ("ragged-split-ab-h100-2026-11-27.json",),
           "OUT=dir python bench/probes/tree_ab.py .base . deep-k 28 5153 2 (.base: git archive "
           "aa50f70 sgemm pyproject.toml)", ("docs/notes/dispatch.md",)),
-    Claim("judge-ragged", "Three fresh judges and the model alone on the tree with the ragged "
-          "split-K (commit 77ad0c2), before small_k",
-          tuple(f"judge-h100-2026-11-27-{s}.json" for s in "abc")
-          + ("judge-untuned-ragged-h100-2026-11-27.json",),
-          "bash scripts/gpu_session.sh prebuild judge judge judge; SGEMM_TUNED=0 python "
-          "judge.py --no-eager", ("docs/notes/dispatch.md",)),
     Claim("small-k-sweep", "small_k against the planner's three best plans on 48 problems with "
           "K <= 16 (own seed), calibrate's timing; the sweep its shipped rates are fitted from",
           ("small-k-sweep-h100-2026-11-27.json",),
@@ -940,21 +856,10 @@ CLAIMS: tuple[Claim, ...] = (
                "last slice in the full slices' launch, four configs, K off the slice unit",
                "sanitizer-db-ragged-h100-2026-11-27.json",
                "docs/notes/dispatch.md"),
-    Claim("gpu-tests-small-k", "GPU tests that force small_k (schemes, every-kernel, epilogue, "
-          "determinism)", ("gpu-tests-small-k-h100-2026-11-27.log",),
-          "python3 -m pytest -q -m gpu tests/gpu/test_schemes_gpu.py tests/gpu/test_gemm_gpu.py "
-          "tests/gpu/test_epilogue_gpu.py tests/gpu/test_determinism.py -k small_k",
-          ("docs/notes/dispatch.md",)),
     _judge_set("judge-ragged-model1", "Three fresh judges with the ragged split-K and its "
                "first model (the short slice's blocks counted at full depth): the scores, and "
                "2408x4928x4353 NT taken from rung 9 to the tile kernel by that model",
                "judge-ragged-model1-h100-2026-11-27", "abc", ("docs/notes/dispatch.md",)),
-    Claim("judge-small-k", "Three fresh judges and the model alone on the tree with small_k "
-          "(commit 8fcbdfa), before the cost model read compiled registers",
-          tuple(f"judge-h100-2026-11-27-{s}.json" for s in "def")
-          + ("judge-untuned-small-k-h100-2026-11-27.json",),
-          "bash scripts/gpu_session.sh prebuild judge judge judge; SGEMM_TUNED=0 python "
-          "judge.py --no-eager", ("docs/notes/dispatch.md",)),
     Claim("cublas-kernels", "The kernels cuBLAS runs (ncu: name, grid, block, registers, "
           "shared memory, time) on 13 rows of the classes the judges find slow, beside "
           "sgemm's plan and time", ("cublas-kernels-h100-2026-11-27.json",),
@@ -996,10 +901,6 @@ CLAIMS: tuple[Claim, ...] = (
           "GPU and an idle sleep, and after a first call: GPU and host time a call per batch",
           ("idle-ramp-h100-2026-11-27.json",), "OUT=dir python bench/probes/idle_ramp.py",
           ("docs/notes/dispatch.md",)),
-    Claim("gpu-tests-ragged", "GPU tests of the split-K schemes and determinism on the "
-          "ragged split-K (first model)", ("gpu-tests-ragged-h100-2026-11-27.log",),
-          "python3 -m pytest -q -m gpu tests/gpu/test_schemes_gpu.py "
-          "tests/gpu/test_determinism.py", ("docs/notes/dispatch.md",)),
     Claim("edge-unroll-ab", "Rung 9's guarded blocks with the FFMA loop fully unrolled (roomy "
           "configs, BK <= 16) against the tree before (d3850da), 28 deep-K problems of the "
           "judge's distribution (own seed), the model's plans, two alternating rounds",
@@ -1091,11 +992,6 @@ CLAIMS: tuple[Claim, ...] = (
           "the INT8 engine's kernels (both conversion routes, byte-plane GEMMs, Garner, the "
           "public int8x path) at tile-edge shapes", ("sanitizer-int8-h100-2026-11-26.log",),
           "bash scripts/int8_gpu_run.sh", ("docs/notes/int8x.md",)),
-    Claim("int8-gpu-tests", "The INT8 engine's GPU tests (conversion routes, byte planes and "
-          "the CRT reconstruction bit for bit, the scaling check, the cached public path)",
-          ("gpu-tests-int8x-h100-2026-11-26.log",),
-          "TESTS_S=400 PROBE_SIZES=\"8192 16384\" PROBE_S=200 bash scripts/int8_gpu_run.sh "
-          "tests/gpu/test_entry_cache_gpu.py", ("docs/notes/int8x.md",)),
     Claim("int8-pipeline", "The INT8 engine on the final tree: INT8 GEMM TOPS, the pipeline's "
           "steps and TFLOPS, the public path and tf32x3, against cuBLAS FP32",
           ("int8-pipeline-h100-2026-11-26.json",),
@@ -1134,10 +1030,6 @@ CLAIMS: tuple[Claim, ...] = (
           "OUT=dir python bench/probes/int8_check_cost.py 8192 16384; the probes: OUT=dir "
           "python bench/probes/int8_gemm.py 8192 on each tree",
           ("docs/notes/int8x.md", "docs/accuracy.md")),
-    Claim("gpu-tests-changed", "The GPU tests of the code changed last: the INT8 engine, "
-          "torch operators and launcher", ("gpu-tests-changed-h100-2026-11-25.log",),
-          "bash scripts/int8_gpu_run.sh; bash scripts/host_overhead_probe.sh",
-          ("docs/notes/int8x.md", "docs/notes/torch.md")),
     Claim("calibration", "Every candidate plan timed beside cuBLAS on problems drawn like "
           "the judge's: the timings the shipped H100 cost calibration is fitted to (the 8x8 "
           "rectangles' rates from the second sweep, every other config's from the first)",
@@ -1195,13 +1087,6 @@ CLAIMS: tuple[Claim, ...] = (
           "after the prebuild; the first run on the tree before a measured batch held at "
           "least three runs (sgemm/measure.py, host code its files do not test), the second "
           "on the final tree"),
-    Claim("gpu-tests-pipe", "The whole GPU suite on the tree with rung 9's pipelined loop on "
-          "every layout, in two runs split as above: passed", GPU_TESTS_PIPE,
-          "python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/FILES",
-          ("docs/notes/ffma-fast.md",), None,
-          "after the prebuild; the loop's final form (k-contiguous A) compiles to cubins "
-          "byte-identical to that tree's (TA) or the previous tree's "
-          "(rung9-sass-cpu-2026-11-27.log)"),
     Claim("gpu-tests-unaligned", "The whole GPU suite on the tree with the refitted "
           "unaligned-load factors, in two runs: passed", GPU_TESTS_UNALIGNED,
           "python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/FILES",
