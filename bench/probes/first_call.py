@@ -20,8 +20,9 @@ sgemm's modules from source, never reading or writing bytecode for them
 ``--stand-in`` runs on a CPU: tests/runtime/fake_driver.py answers as an
 H100, cubins are made up (a first child fills a cache and builds a bundle
 of them with sgemm.build), launches do nothing, operands are
-__cuda_array_interface__ objects and importing cuda.core, CuPy and PyTorch
-fails.  NumPy is imported before the timing; the stand-in libcuda is
+__cuda_array_interface__ objects, importing CuPy and PyTorch fails and
+cuda.core is a stand-in with Device.allocate alone (split-K's workspace,
+tests/runtime/fake_driver.py).  NumPy is imported before the timing; the stand-in libcuda is
 installed right after ``import sgemm`` (inside the timing: its setup is a
 few ctypes callbacks).  Stand-in numbers are host CPU work only, not GPU
 numbers.
@@ -86,7 +87,8 @@ out = {}
 if array == "stand-in":
     sys.path.insert(0, os.path.join(os.environ["SGEMM_PROBE_ROOT"], "tests", "runtime"))
     import fake_driver as F
-    sys.meta_path.insert(0, F.Blocker("cuda.core", "cupy", "torch"))
+    sys.meta_path.insert(0, F.Blocker("cuda.core", "cupy", "torch"))     # submodules too
+    sys.meta_path.insert(0, F.CoreStandIn())   # Device.allocate: split-K workspaces
     import numpy  # noqa: F401  (what CuPy or PyTorch would have brought)
     base = [1 << 40]
     def make(shape):
@@ -245,8 +247,6 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="write the results as JSON here")
     a = p.parse_args(argv)
     array = "stand-in" if a.stand_in else a.array
-    if a.stand_in:      # split-K's workspace needs an allocator (CuPy or cuda.core): none here
-        CALLS[:] = [c for c in CALLS if not c[0].startswith("deep-k")]
     pkg = os.path.join(TREE, "sgemm")
     env = dict(os.environ, SGEMM_PROBE_ROOT=ROOT)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [TREE,

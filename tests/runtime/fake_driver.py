@@ -201,6 +201,46 @@ class Blocker:
         return None
 
 
+
+class CoreStandIn:
+    """A meta-path finder whose ``cuda.core`` holds only what the split-K
+    workspace asks of it (launches.allocate_workspace without CuPy):
+    Device(i).set_current() and Device(i).allocate(n), a buffer whose handle
+    is a made-up address.  Everything else of cuda.core stays missing."""
+
+    def __init__(self, base: int = 1 << 44):
+        self.base = base
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "cuda.core":
+            return None
+        import importlib.machinery
+        return importlib.machinery.ModuleSpec(name, self, is_package=False)
+
+    def create_module(self, spec):
+        import types
+        mod, finder = types.ModuleType(spec.name), self
+
+        class Buffer:
+            def __init__(self, handle, size):
+                self.handle, self.size = handle, size
+
+        class Device:
+            def __init__(self, ordinal=0):
+                self.device_id = ordinal
+
+            def set_current(self):
+                return None
+
+            def allocate(self, size):
+                finder.base += -(-size // 256) * 256 + 256
+                return Buffer(finder.base, size)
+        mod.Device, mod.Buffer = Device, Buffer
+        return mod
+
+    def exec_module(self, module):
+        return None
+
 class CudaArray:
     """A float32 device array in name only: __cuda_array_interface__ with a
     made-up address (C order)."""
