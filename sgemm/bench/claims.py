@@ -773,9 +773,21 @@ CLAIMS: tuple[Claim, ...] = (
           "python -m pytest -q -m gpu tests/gpu/test_torch_gpu.py tests/gpu/test_hostile_gpu.py "
           "... tests/gpu/test_pdl_gpu.py; python -m pytest -q -m gpu tests/gpu/test_gemm_gpu.py",
           ("docs/notes/first-call.md",)),
-    Claim("int8-gpu-tests-h200", "The INT8 engine's GPU tests on an H200 on this session's tree",
+    Claim("int8-gpu-tests-h200", "The INT8 engine's GPU tests and its 16384^3 test of "
+          "tests/gpu/test_large.py on an H200, the seventeenth session's tree",
           ("gpu-tests-int8x-h200-2026-11-29.log",),
-          "python -m pytest -q -m gpu tests/gpu/test_int8x_gpu.py", ("docs/notes/int8x.md",)),
+          "python -m pytest -q -m gpu tests/gpu/test_large.py -k int8x tests/gpu/test_int8x_gpu.py",
+          ("docs/notes/int8x.md",)),
+    Claim("gpu-tests-h200-rest", "The GPU suite's files not run on the sixteenth session's "
+          "final tree, on the seventeenth's (the same package code but the first-call stand-in "
+          "and tests): schemes, determinism, fuzz and epilogue; then the entry cache, bundle, "
+          "unaligned stores and rung 9's edges; H200",
+          ("gpu-tests-h200-2026-11-29-schemes.log", "gpu-tests-h200-2026-11-29-edges.log"),
+          "python -m pytest -q -m gpu tests/gpu/test_schemes_gpu.py tests/gpu/test_determinism.py "
+          "tests/gpu/test_fuzz_gpu.py tests/gpu/test_epilogue_gpu.py; python -m pytest -q -m gpu "
+          "tests/gpu/test_entry_cache_gpu.py tests/gpu/test_bundle_gpu.py "
+          "tests/gpu/test_unaligned_store_gpu.py tests/gpu/test_rung9_edges.py",
+          ("docs/notes/dispatch.md",)),
     Claim("bundle-build-h200", "The sm_90a bundle of the tree with narrow's 8-deep chunks and "
           "k-groups: kernels, size, build time (H200 machine)",
           ("bundle-build-h200-2026-11-29.log",), "python3 -m sgemm.build --arch sm_90a -q",

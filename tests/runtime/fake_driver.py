@@ -241,6 +241,7 @@ class CoreStandIn:
     def exec_module(self, module):
         return None
 
+
 class CudaArray:
     """A float32 device array in name only: __cuda_array_interface__ with a
     made-up address (C order)."""
