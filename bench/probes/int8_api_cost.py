@@ -86,8 +86,8 @@ def previous(a, b):
     mods = D.constants()
     words = D.summary_words()
     flags = words.view(np.int32).reshape(-1)
-    pa, mu = D.convert(a, 1, bud.alpha, mods, flags[0:1], stats=words[0])
-    pb, nu = D.convert(b, 0, bud.beta, mods, flags[2 * BD.WORDS:2 * BD.WORDS + 1],
+    pa, mu = D.convert(a, 1, bud.alpha, flags[0:1], stats=words[0])
+    pb, nu = D.convert(b, 0, bud.beta, flags[2 * BD.WORDS:2 * BD.WORDS + 1],
                        stats=words[1])
     w = words.get()
     sa, sb = BD.Summary.from_words(w[0]), BD.Summary.from_words(w[1])
@@ -143,14 +143,13 @@ def convert_b(b, s: int, layout: str, out: dict) -> None:
     """B (s rows of s: b's columns) converted by each route, with the
     statistics and without."""
     bud = M.budget(8, s)
-    mods = D.constants()
     words = D.summary_words()
     floor = 4 * s * s + 8 * s * D.padded_k(s)          # float32 read once, 8 planes written
     natural = D.route_for(*D._as_rows(b, 0)[2:])
     for route in ("rows", "tiles"):
         for stats in (True, False):
             st = words[1] if stats else False
-            r = timed(lambda: D.convert(b, 0, bud.beta, mods, stats=st, route=route), 3)
+            r = timed(lambda: D.convert(b, 0, bud.beta, stats=st, route=route), 3)
             r["floor_gb_per_s"] = floor / r["batched_ms"] / 1e6
             key = f"{layout}-major B, {route}{'' if stats else ', no statistics'}"
             r.update(layout=layout, route=route, natural=route == natural, stats=stats)
@@ -165,7 +164,7 @@ def convert_rows_k(b, out: dict) -> None:
     k, rows = b.shape
     kb = M.budget(8, k)
     words = D.summary_words()
-    r = timed(lambda: D.convert(b, 0, kb.beta, D.constants(), stats=words[1], route="rows"), 3)
+    r = timed(lambda: D.convert(b, 0, kb.beta, stats=words[1], route="rows"), 3)
     r["ns_per_element"] = r["batched_ms"] * 1e6 / (k * rows)
     out[f"col-major B, rows, {rows} rows of k={k}"] = r
     print(f"convert col-major B, rows: {rows} rows of k={k}  {r['batched_ms']:7.3f} ms batched "

@@ -35,13 +35,12 @@ def probe(n: int) -> dict:
     a = cp.asfortranarray(rs.standard_normal((n, n), dtype=cp.float32))
     b = cp.asfortranarray(rs.standard_normal((n, n), dtype=cp.float32))
     bud = M.budget(8, n)
-    mods = D.constants()
     words = D.summary_words()
     rec = {"m": n, "n": n, "k": n, "routes": {"a": D.route_for(1, n), "b": D.route_for(n, 1)}}
     for name, x, axis, bits, w in (("convert_a", a, 1, bud.alpha, words[0]),
                                    ("convert_b", b, 0, bud.beta, words[1])):
-        rec[name] = timed(lambda: D.convert(x, axis, bits, mods, stats=w))
-        rec[name + "_nocheck"] = timed(lambda: D.convert(x, axis, bits, mods, stats=False))
+        rec[name] = timed(lambda: D.convert(x, axis, bits, stats=w))
+        rec[name + "_nocheck"] = timed(lambda: D.convert(x, axis, bits, stats=False))
     rec["gemm"] = timed(lambda: RN.gemm(a, b, on_loss="raise"))
     rec["gemm_nocheck"] = timed(lambda: RN.gemm(a, b, on_loss="ignore"))
     rec["tflops"] = 2.0 * n ** 3 / rec["gemm"]["median_ms"] / 1e9

@@ -83,8 +83,8 @@ def int8_steps(a, b, rec):
     bud = M.budget(8, k)
     mods = D.constants(8)
     bad = cp.zeros(1, cp.int32)
-    pa, mu = D.convert(a, 1, bud.alpha, mods, bad)
-    pb, nu = D.convert(b, 0, bud.beta, mods, bad)
+    pa, mu = D.convert(a, 1, bud.alpha, bad)
+    pb, nu = D.convert(b, 0, bud.beta, bad)
     rows, cols = slice(0, m, max(1, m // 8)), slice(0, n, max(1, n // 64))   # a sample
     ha, hb = pa[:, rows].get().astype(np.int64), pb[:, cols].get().astype(np.int64)
     ms = np.array(M.moduli(8), np.int64)[:, None, None]
@@ -102,8 +102,8 @@ def int8_steps(a, b, rec):
     rec["pipeline_gemm"] = D.gemm_spec().name
     planes = D.int8_gemm(pa, pb, mods)
     steps = {
-        "convert_a": lambda: D.convert(a, 1, bud.alpha, mods, bad),
-        "convert_b": lambda: D.convert(b, 0, bud.beta, mods, bad),
+        "convert_a": lambda: D.convert(a, 1, bud.alpha, bad),
+        "convert_b": lambda: D.convert(b, 0, bud.beta, bad),
         "int8_gemm": lambda: D.int8_gemm(pa, pb, mods),
         "garner": lambda: D.garner(planes, mods, mu, nu),
     }

@@ -168,7 +168,7 @@ def _tf32x3_sustained(n: int):
 
 
 INT8X_API_H100 = "int8-api-cost-h100-2026-11-26.json"
-INT8X_API = tuple(f"int8-api-cost-h200-2026-11-29-{i}.json" for i in (1, 2))
+INT8X_API = tuple(f"int8-api-cost-h200-2026-11-29-{i}.json" for i in (3, 4))
 
 
 def _int8x_api(n: int, what: str):
@@ -572,16 +572,14 @@ CLAIMS: tuple[Claim, ...] = (
           "scenarios in fresh processes (keep=0, 8192 called first, rectangular), H200",
           ("int8-large-check-h200-2026-11-29.json", "int8-large-check-h200-2026-11-29.log"),
           "OUT=dir python bench/probes/int8_large_check.py", ("docs/notes/int8x.md",)),
-    Claim("int8-ncu-h200", "ncu on the integer engine in 16384^3 int8x calls, H200: the "
-          "conversion and Garner kernels' sections at ncu's clocks, then every kernel's "
-          "duration, instructions and active warps at the GPU's own clocks (16384 and 8192, "
-          "operands column- and row-major)",
-          ("int8-ncu-h200-2026-11-29.log", "int8-steps-h200-2026-11-29.log"),
+    Claim("int8-ncu-h200", "ncu on the integer engine in 16384^3 int8x calls, H200, before "
+          "the residue kernels took constant moduli: the conversion and Garner kernels' "
+          "sections (SpeedOfLight, workloads, occupancy, warp states) at ncu's clocks",
+          ("int8-ncu-h200-2026-11-29.log",),
           "ncu --kernel-name regex:'garner|convert|residue|exponent' --launch-count 8 --section "
           "SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis "
           "--section LaunchStats --section Occupancy --section WarpStateStats python "
-          "bench/probes/int8_steps.py; then S=16384|8192 ORDER=F|C ncu --clock-control none "
-          "--metrics (as in the probe's docstring) python bench/probes/int8_steps.py",
+          "bench/probes/int8_steps.py",
           ("docs/notes/int8x.md",)),
     Claim("int8-fp32-alone", "precision='fp32' against 'int8x' at 8192^3, one call at a time "
           "on a fresh stream, and cProfile of five calls each, H200",
@@ -773,10 +771,24 @@ CLAIMS: tuple[Claim, ...] = (
           "python -m pytest -q -m gpu tests/gpu/test_torch_gpu.py tests/gpu/test_hostile_gpu.py "
           "... tests/gpu/test_pdl_gpu.py; python -m pytest -q -m gpu tests/gpu/test_gemm_gpu.py",
           ("docs/notes/first-call.md",)),
-    Claim("int8-gpu-tests-h200", "The INT8 engine's GPU tests and its 16384^3 test of "
-          "tests/gpu/test_large.py on an H200, the seventeenth session's tree",
+    Claim("int8-gpu-tests-h200", "The INT8 engine's GPU tests (the scaling check's and the "
+          "engine's files) and its 16384^3 test of tests/gpu/test_large.py on an H200, with the "
+          "residue kernels dividing by constant moduli",
           ("gpu-tests-int8x-h200-2026-11-29.log",),
-          "python -m pytest -q -m gpu tests/gpu/test_large.py -k int8x tests/gpu/test_int8x_gpu.py",
+          "bash scripts/int8_gpu_run.sh (its tests); python -m pytest -q -m gpu "
+          "tests/gpu/test_large.py -k int8x", ("docs/notes/int8x.md",)),
+    Claim("int8-residue-constants", "The residue kernels dividing by the moduli as constants: "
+          "each kernel's duration and instructions before and after (ncu at the GPU's own "
+          "clocks), the public path at 8192^3 and 16384^3 before (two runs) and after (two "
+          "runs whose JSON did not come back, then the README's two), and compute-sanitizer's "
+          "four tools on the changed kernels, H200",
+          ("int8-steps-h200-2026-11-29.log", "int8-steps-const-h200-2026-11-29.log",
+           "int8-api-cost-h200-2026-11-29-1.json", "int8-api-cost-h200-2026-11-29-2.json",
+           "int8-api-cost-const-h200-2026-11-29-1.log", "int8-api-cost-const-h200-2026-11-29-2.log",
+           "sanitizer-int8-const-h200-2026-11-29.log"),
+          "S=16384|8192 ORDER=F|C ncu --clock-control none --metrics ... python "
+          "bench/probes/int8_steps.py (both trees); OUT=dir python bench/probes/int8_api_cost.py "
+          "8192 16384; bash scripts/int8_gpu_run.sh (its sanitizer step)",
           ("docs/notes/int8x.md",)),
     Claim("gpu-tests-h200-rest", "The GPU suite's files not run on the sixteenth session's "
           "final tree, on the seventeenth's (the same package code but the first-call stand-in "

@@ -85,8 +85,8 @@ _constants: dict[tuple[int, int], object] = {}
 
 def constants(n: int = U.INT8X_MODULI):
     """The kernels' int array (moduli.kernel_constants: the moduli, then
-    Garner's weights, inverses, Barrett multipliers and offsets); one copy
-    per device and n, kept."""
+    Garner's CRT weights, their float quotients and P); one copy per device
+    and n, kept."""
     import cupy
     key = (cupy.cuda.Device().id, n)
     arr = _constants.get(key)
@@ -161,9 +161,10 @@ def pick_route(rows: int, cols: int, sr: int, sc: int, route: str | None = None)
 
 
 def convert_launches(route: str, rows: int, cols: int, x, sr: int, sc: int, bits: int, e,
-                     bad, stats, mods, out, ld: int, maxbits=0, units=0, counts=0) -> list:
+                     bad, stats, out, ld: int, maxbits=0, units=0, counts=0) -> list:
     """[(spec, grid, args)] of one operand's conversion by ``route`` (pick_route).
-    Pointers (x, e, bad, stats, mods, out and the tiles route's scratch:
+    The moduli are the kernels' constants (40_int8x.cu, i8x::modulus).
+    Pointers (x, e, bad, stats, out and the tiles route's scratch:
     maxbits uint32 (rows,), units uint64 (rows,) and counts uint32
     (len(THRESHOLDS), rows), all zeroed beforehand) are placed as given, so
     a caller may pass stand-ins that it relocates later (runner.py).  stats
@@ -173,11 +174,11 @@ def convert_launches(route: str, rows: int, cols: int, x, sr: int, sc: int, bits
     if route == "rows":
         return [(U.INT8X_CONVERT, (rows, 1, 1),
                  (np.int32(rows), np.int32(cols), x, sr, sc, np.int32(bits), e, bad, stats,
-                  mods, out, ld, rows * ld))]
+                  out, ld, rows * ld))]
     out_l = [(U.INT8X_ROWMAX, rowmax_grid(rows, cols),
               (np.int32(rows), np.int32(cols), x, sr, sc, maxbits, bad)),
              (U.INT8X_RESIDUES, residue_grid(rows, ld),
-              (np.int32(rows), np.int32(cols), x, sr, sc, maxbits, np.int32(bits), e, mods, out,
+              (np.int32(rows), np.int32(cols), x, sr, sc, maxbits, np.int32(bits), e, out,
                ld, rows * ld, units if stats else 0, counts if stats else 0))]
     if stats:
         out_l.append((U.INT8X_ROW_STATS, (math.ceil(rows / 256), 1, 1),
@@ -185,7 +186,7 @@ def convert_launches(route: str, rows: int, cols: int, x, sr: int, sc: int, bits
     return out_l
 
 
-def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
+def convert(x, axis: int, bits: int, bad=None, ld: int | None = None,
             route: str | None = None, stats=None):
     """(int8 planes (n, rows, ld), int32 exponents (rows,)): row r of X (rows
     of x for axis=1, columns for axis=0) scaled by 2^e_r, e_r = bits -
@@ -226,7 +227,7 @@ def convert(x, axis: int, bits: int, mods, bad=None, ld: int | None = None,
         scratch = (maxbits.data.ptr, row_units.data.ptr if st_ptr else 0,
                    row_cnt.data.ptr if st_ptr else 0)
     for spec, grid, args in convert_launches(route, rows, cols, x.data.ptr, sr, sc, bits,
-                                             e.data.ptr, bad.data.ptr, st_ptr, mods.data.ptr,
+                                             e.data.ptr, bad.data.ptr, st_ptr,
                                              out.data.ptr, ld, *scratch):
         _launch(spec, grid, args)
     return out, e
@@ -238,7 +239,7 @@ def exponents(x, axis: int, bits: int, route: str | None = None):
     dropped).  The flag is read back to the host (one synchronisation)."""
     import cupy
     bad = cupy.zeros(1, cupy.int32)
-    _, e = convert(x, axis, bits, constants(), bad, route=route)
+    _, e = convert(x, axis, bits, bad, route=route)
     return e, bool(int(bad[0]))
 
 
@@ -249,8 +250,8 @@ def summaries(a, b, route: str | None = None):
     bud = M.budget(U.INT8X_MODULI, max(k, 1))
     words = summary_words()
     flags = words.view(np.int32).reshape(-1)
-    convert(a, 1, bud.alpha, constants(), flags[0:1], route=route, stats=words[0])
-    convert(b, 0, bud.beta, constants(), flags[BD.WORDS * 2:BD.WORDS * 2 + 1], route=route,
+    convert(a, 1, bud.alpha, flags[0:1], route=route, stats=words[0])
+    convert(b, 0, bud.beta, flags[BD.WORDS * 2:BD.WORDS * 2 + 1], route=route,
             stats=words[1])
     w = words.get()
     return BD.Summary.from_words(w[0]), BD.Summary.from_words(w[1])

@@ -108,17 +108,14 @@ def crt_margin(ms: tuple[int, ...]) -> float:
     return 0.5 - 2 ** ((P // 2).bit_length() - 1) / P
 
 
-def residue_multiplier(p: int) -> int:
-    """floor((2^32 - 1) / p): for 0 <= u < 2^32, umulhi(u, it) is floor(u / p)
-    or one less (40_int8x.cu, i8x::sym_residue)."""
-    return ((1 << 32) - 1) // p
-
-
-def residue_shift(p: int) -> int:
-    """dd = ((2^31 + lo) mod p) - lo with lo = -(p // 2): r - dd is congruent
-    to u - 2^31 for the biased u = v + 2^31 of i8x::sym_residue."""
+def residue_offset(p: int) -> int:
+    """E = (128 - 2^31 - lo) mod p, lo = -(p // 2): for the biased u = v +
+    2^31 of 40_int8x.cu's sym_residue_of, u - 128 + E is congruent to v - lo
+    modulo p, so ((u - 128 + E) mod p) + lo is v's symmetric residue (the
+    kernel computes E itself from its constant p; the emulation in
+    tests/int8x/test_residues.py takes it from here)."""
     lo = -(p // 2)
-    return ((1 << 31) + lo) % p - lo
+    return (128 - (1 << 31) - lo) % p
 
 
 def _i32(x: int) -> int:
@@ -126,10 +123,10 @@ def _i32(x: int) -> int:
 
 
 def kernel_constants(ms: tuple[int, ...]) -> list[int]:
-    """The int array 40-42 read: p_0..p_{N-1}; the residue kernels'
-    floor((2^32 - 1) / p_l) (int32 bits) and residue_shift(p_l); then
+    """The int array 40-42 read: p_0..p_{N-1} (the INT8 GEMMs read only
+    these; the residue kernels divide by the same moduli as constants), then
     int8x_garner's E_l as (low, high) int32 words, E_l / P rounded to float
-    (its bits), and P as (low, high).  The INT8 GEMMs read only p_l."""
+    (its bits), and P as (low, high)."""
     P = product(ms)
     if P >= 1 << 64 or crt_margin(ms) < 0.01:
         raise ValueError(f"int8x: {len(ms)} moduli: int8x_garner's 64-bit CRT needs P < 2^64 "
@@ -137,5 +134,4 @@ def kernel_constants(ms: tuple[int, ...]) -> list[int]:
     words = lambda x: [_i32(x & 0xFFFFFFFF), _i32(x >> 32)]  # noqa: E731
     e = crt_weights(ms)
     f = [struct.unpack('<i', struct.pack('<f', x / P))[0] for x in e]   # rounded to nearest
-    return (list(ms) + [_i32(residue_multiplier(p)) for p in ms] +
-            [residue_shift(p) for p in ms] + [w for x in e for w in words(x)] + f + words(P))
+    return list(ms) + [w for x in e for w in words(x)] + f + words(P)

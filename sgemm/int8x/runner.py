@@ -178,10 +178,10 @@ class Runner:
             rt = cupy.cuda.runtime
             self._event = rt.eventCreateWithFlags(rt.eventDisableTiming)
         conv = (D.convert_launches(ra, m, k, Ptr(A, 0), sa[0], sa[1], bud.alpha, ws("mu"),
-                                   ws("words"), ws("words") if check else 0, mods, ws("pa"), kp,
+                                   ws("words"), ws("words") if check else 0, ws("pa"), kp,
                                    *scratch("a", ra == "tiles"))
                 + D.convert_launches(rb, n, k, Ptr(B, 0), sb[1], sb[0], bud.beta, ws("nu"),
-                                     ws("words", wb), ws("words", wb) if check else 0, mods,
+                                     ws("words", wb), ws("words", wb) if check else 0,
                                      ws("pb"), kp, *scratch("b", rb == "tiles")))
         mp = D.padded_rows(m)
         self._convert = _prepare([(s_, g, a, None) for s_, g, a in conv], dev)

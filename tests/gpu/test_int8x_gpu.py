@@ -42,8 +42,8 @@ def test_kernels_match_the_emulation_bit_for_bit(m, k, n, wide):
     ga, gb = cp.asarray(a), cp.asfortranarray(cp.asarray(b))       # B column-major too
     mods = D.constants(8)
     bad = cp.zeros(1, cp.int32)
-    pa, mu = D.convert(ga, 1, bud.alpha, mods, bad)  # (8, m, lda)
-    pb, nu = D.convert(gb, 0, bud.beta, mods, bad)   # (8, n, ldb): B^T, k contiguous
+    pa, mu = D.convert(ga, 1, bud.alpha, bad)  # (8, m, lda)
+    pb, nu = D.convert(gb, 0, bud.beta, bad)   # (8, n, ldb): B^T, k contiguous
     assert not int(bad[0])
     np.testing.assert_array_equal(mu.get(), parts.mu)
     np.testing.assert_array_equal(nu.get(), parts.nu)
@@ -119,10 +119,9 @@ def test_residue_planes_for_every_layout(m, k, order, route):
     b = make(cp, rng, (k, n), "C" if order == "F" else "F")     # the other way round
     a *= cp.asarray(np.exp2(rng.integers(-140, 121, (m, 1))).astype(np.float32))
     parts = R.decompose(a.get(), b.get(), 8)
-    mods = D.constants(8)
     bad = cp.zeros(1, cp.int32)
-    pa, mu = D.convert(a, 1, parts.budget.alpha, mods, bad, route=route)
-    pb, nu = D.convert(b, 0, parts.budget.beta, mods, bad, route=route)
+    pa, mu = D.convert(a, 1, parts.budget.alpha, bad, route=route)
+    pb, nu = D.convert(b, 0, parts.budget.beta, bad, route=route)
     assert not int(bad[0])
     np.testing.assert_array_equal(mu.get(), parts.mu)
     np.testing.assert_array_equal(nu.get(), parts.nu)

@@ -27,6 +27,7 @@ import types
 import numpy as np
 
 from sgemm.int8x import bound as BD
+from sgemm.int8x import moduli as M
 from sgemm.int8x import reference as R
 from sgemm.kernels import utility as U
 
@@ -238,10 +239,10 @@ def _merge(st: int, s: BD.Summary) -> None:
         w[2 + q] = min(int(w[2 + q]), c)
 
 
-def _planes(x, e, mods, out, ld, plane):
+def _planes(x, e, out, ld, plane):
     rows, cols = x.shape
     xi = R.to_integers(x, e.astype(np.int64), 1)
-    for l, p in enumerate(_moduli(mods)):
+    for l, p in enumerate(M.moduli(NM)):     # the kernels' constant moduli
         o = mat(out + l * plane, rows, ld, ld, 1, np.int8)
         o[:, :cols] = R.residues(xi, p)
         o[:, cols:] = 0
@@ -254,12 +255,12 @@ def _finite_rows(x, bad):
     return ok, np.where(ok[:, None], x, 0.0).astype(F32)
 
 
-def convert_rows(rows, cols, X, sr, sc, bits, e, bad, st, mods, out, ld, plane):
+def convert_rows(rows, cols, X, sr, sc, bits, e, bad, st, out, ld, plane):
     x = np.array(mat(X, rows, cols, sr, sc))
     ok, xf = _finite_rows(x, bad)
     ee = R.exponents(xf, 1, bits)
     _host(e, np.int32, rows)[:] = ee
-    _planes(xf, ee, mods, out, ld, plane)
+    _planes(xf, ee, out, ld, plane)
     if st:
         _merge(st, BD.summarize(xf[ok], 1))
 
@@ -272,14 +273,14 @@ def rowmax(rows, cols, X, sr, sc, maxbits, bad):
     mb[:] = np.maximum(mb, amax.astype(F32).view(np.uint32))
 
 
-def residues(rows, cols, X, sr, sc, maxbits, bits, e, mods, out, ld, plane, units, counts):
+def residues(rows, cols, X, sr, sc, maxbits, bits, e, out, ld, plane, units, counts):
     x = np.array(mat(X, rows, cols, sr, sc))
     amax = _host(maxbits, np.uint32, rows).view(F32)
     xf = np.where(np.isfinite(x).all(axis=1)[:, None], x, 0.0).astype(F32)
     _, ex = np.frexp(amax)
     ee = np.where(amax > 0, bits - ex, 0).astype(np.int64)
     _host(e, np.int32, rows)[:] = ee
-    _planes(xf, ee, mods, out, ld, plane)
+    _planes(xf, ee, out, ld, plane)
     if units:
         uu = _host(units, np.uint64, rows)
         cc = _host(counts, np.uint32, len(BD.THRESHOLDS) * rows).reshape(-1, rows)

@@ -81,18 +81,16 @@ def test_a_plain_float_quotient_without_the_correction_is_wrong():
 
 
 def sym_residue(v: np.ndarray, p: int) -> np.ndarray:
-    """i8x::sym_residue in uint32/int32 arithmetic: int32 v -> the symmetric
-    residue in [-(p // 2), -(p // 2) + p)."""
+    """i8x::sym_residue_of in uint32/int32 arithmetic: int32 v -> the symmetric
+    residue in [-(p // 2), -(p // 2) + p): u = v + 2^31, then ((u - 128 + E)
+    mod p) + lo with E = moduli.residue_offset(p), the unsigned sum kept in
+    32 bits (asserted: the kernel's claim for |v| <= 2^31 - 128)."""
     v = np.asarray(v, np.int64)
-    assert v.min(initial=0) >= -2 ** 31 and v.max(initial=0) < 2 ** 31
-    u = (v + 2 ** 31).astype(np.uint64)                  # the sign bit flipped
-    q = (u * np.uint64(M.residue_multiplier(p))) >> np.uint64(32)     # __umulhi
-    r = (u - q * np.uint64(p)).astype(np.int64)
-    assert r.min(initial=0) >= 0 and r.max(initial=0) < 2 * p     # the comment's claim
-    lo = -(p // 2)
-    s = r - M.residue_shift(p)
-    s = np.where(s < lo, s + p, s)
-    return np.where(s >= lo + p, s - p, s)
+    assert v.min(initial=0) >= -2 ** 31 + 128 and v.max(initial=0) <= 2 ** 31 - 128
+    u = v + 2 ** 31                                      # the sign bit flipped
+    w = u - 128 + M.residue_offset(p)
+    assert w.min(initial=0) >= 0 and w.max(initial=0) < 2 ** 32     # no wrap in uint32
+    return (w.astype(np.uint64) % np.uint64(p)).astype(np.int64) - p // 2
 
 
 def scaled(x: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -114,20 +112,31 @@ def test_sym_residue_is_the_reference_residue(p):
     from sgemm.int8x import reference as R
     rng = np.random.default_rng(p + 7)
     v = _values(rng, p)
-    v = v[v < 2 ** 31]                                   # int32: |X'| < 2^31
+    v = v[np.abs(v) <= 2 ** 31 - 128]                    # scaled(): |X'| <= 2^31 - 128
+    v = np.concatenate([v, np.arange(-2 ** 31 + 128, -2 ** 31 + 128 + 4 * p),
+                        np.arange(2 ** 31 - 128 - 4 * p, 2 ** 31 - 127)])
     np.testing.assert_array_equal(sym_residue(v, p), R.residues(v, p))
 
 
-def test_sym_residue_needs_its_correction():
-    """The quotient is one short for some u (r in [p, 2p)), so the second
-    fix-up step is needed (and the test above could fail without it)."""
-    v = np.arange(-2 ** 31, 2 ** 31 - 2 ** 20, 2 ** 20 - 3, dtype=np.int64)
-    short = 0
-    for p in M.moduli(8):
-        u = (v + 2 ** 31).astype(np.uint64)
-        q = (u * np.uint64(M.residue_multiplier(p))) >> np.uint64(32)
-        short += int(np.count_nonzero(u - q * np.uint64(p) >= np.uint64(p)))
-    assert short > 0
+def test_sym_residue_needs_the_scaled_bound():
+    """u - 128 + E stays below 2^32 because |X'| <= 2^31 - 128 (scaled()'s
+    largest float below 2^31); at X' = 2^31 - 1 it would wrap for some
+    modulus, so the bound is what makes one unsigned division enough."""
+    assert any((2 ** 31 - 1) + 2 ** 31 - 128 + M.residue_offset(p) >= 2 ** 32
+               for p in M.moduli(8))
+    assert all(2 ** 32 - 128 - 128 + M.residue_offset(p) < 2 ** 32 for p in M.moduli(8))
+
+
+def test_kernel_moduli_are_the_hosts():
+    """i8x::modulus(l) in 40_int8x.cu is moduli.moduli(8), in order: the
+    residue kernels divide by these constants, the INT8 GEMMs and Garner
+    read the same moduli from kernel_constants."""
+    import re
+    body = SOURCE.read_text()
+    body = body[body.index("constexpr unsigned modulus(int l)"):]
+    body = body[:body.index("}")]
+    table = [int(x) for x in re.findall(r"\b(\d+)u\b", body)]
+    assert tuple(table) == M.moduli(8)
 
 
 def _wide_rows(rng, rows, cols):
@@ -178,9 +187,9 @@ def crt_bytes(planes, ms):
     flat = M.kernel_constants(ms)
     n = len(ms)
     words = lambda i: (flat[i] & 0xFFFFFFFF) | (flat[i + 1] & 0xFFFFFFFF) << 32  # noqa: E731
-    e = [words(3 * n + 2 * l) for l in range(n)]
-    f = np.array(flat[5 * n:6 * n], np.int32).view(np.float32)
-    P = words(6 * n)
+    e = [words(n + 2 * l) for l in range(n)]
+    f = np.array(flat[3 * n:4 * n], np.int32).view(np.float32)
+    P = words(4 * n)
     r = [np.asarray(x, np.uint64) for x in planes]
     acc = np.zeros(r[0].shape, np.uint64)
     qs = np.zeros(r[0].shape, np.float32)
@@ -229,22 +238,19 @@ def test_crt_quotient_margin():
 
 
 def test_kernel_constants_layout():
-    """The int array the kernels read: p, the residue kernels' multipliers
-    (int32 bits) and shifts, then int8x_garner's E_l (two words each),
-    F_l = E_l / P as float bits, and P (two words)."""
+    """The int array the kernels read: p, then int8x_garner's E_l (two
+    words each), F_l = E_l / P as float bits, and P (two words)."""
     ms = M.moduli(8)
     flat = M.kernel_constants(ms)
     P = M.product(ms)
-    assert len(flat) == 6 * 8 + 2
+    assert len(flat) == 4 * 8 + 2
     assert flat[:8] == list(ms)
-    assert [x & 0xFFFFFFFF for x in flat[8:16]] == [(2 ** 32 - 1) // p for p in ms]
-    assert flat[16:24] == [M.residue_shift(p) for p in ms]
-    e = [(flat[24 + 2 * l] & 0xFFFFFFFF) | (flat[25 + 2 * l] & 0xFFFFFFFF) << 32 for l in range(8)]
+    e = [(flat[8 + 2 * l] & 0xFFFFFFFF) | (flat[9 + 2 * l] & 0xFFFFFFFF) << 32 for l in range(8)]
     assert e == list(M.crt_weights(ms))
     assert all(x % p == 1 and all(x % q == 0 for q in ms if q != p) for x, p in zip(e, ms))
-    f = np.array(flat[40:48], np.int32).view(np.float32)
+    f = np.array(flat[24:32], np.int32).view(np.float32)
     np.testing.assert_array_equal(f, np.array([x / P for x in e], np.float32))
-    assert (flat[48] & 0xFFFFFFFF) | (flat[49] & 0xFFFFFFFF) << 32 == P
+    assert (flat[32] & 0xFFFFFFFF) | (flat[33] & 0xFFFFFFFF) << 32 == P
     assert all(-2 ** 31 <= x < 2 ** 31 for x in flat)
 
 
@@ -284,7 +290,7 @@ def test_source_mirrors_the_emulation():
     for line in ["enum : int { RT = 256, RCACHE = 16, PUT_UNROLL = 4, TR = 32, TC = 128, PITCH = TC + 4,",
                  "const int hi = (int)(x >> 16), lo = (int)(x & 0xffff);",
                  "return mod_f(hi * c16 + lo, p, inv);",
-                 "enum : int { BASE = 3 * N };",
+                 "enum : int { BASE = N };",
                  "e[l] = i8x::u64_at(mods + BASE + 2 * l);",
                  "f[l] = __int_as_float(mods[BASE + 2 * N + l]);",
                  "const unsigned long long P = i8x::u64_at(mods + BASE + 3 * N);",
@@ -302,15 +308,12 @@ def test_source_mirrors_the_emulation():
                  "return m > 0.0f ? bits - ex : 0;",
                  "return __float2int_rn(__fmul_rn(__fmul_rn(x, s1), s2));",
                  "const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);",
-                 "enum : int { BASE = N };",
-                 "m.mf = (unsigned)mods[BASE + l];",
-                 "m.dd = mods[BASE + N + l];",
-                 "m.lo = -(int)(m.p / 2);",
+                 "constexpr int LO = -(int)(P / 2);",
+                 "constexpr long long T = 128LL - 2147483648LL - LO;",
+                 "constexpr unsigned E = (unsigned)(((T % (long long)P) + (long long)P) "
+                 "% (long long)P);",
+                 "return (int)((u + (E - 128u)) % P) + LO;",
                  "const unsigned u = (unsigned)v ^ 0x80000000u;",
-                 "const unsigned r = u - __umulhi(u, m.mf) * m.p;",
-                 "int s = (int)r - m.dd;",
-                 "s = s < m.lo ? s + (int)m.p : s;",
-                 "s = s >= m.lo + (int)m.p ? s - (int)m.p : s;",
                  "return (unsigned)(a & 0xff) | (unsigned)(b & 0xff) << 8 | "
                  "(unsigned)(c & 0xff) << 16 |",
                  # the reconstruction's scale (reference.gemm's ldexp)

@@ -21,8 +21,9 @@
 //     bits), then a tile kernel reads X again down its columns and writes
 //     the planes k-contiguous through shared memory -- two reads of X.
 // The residues themselves: X' in int32 (two exact float multiplies and one
-// rounding conversion), then per modulus a Barrett quotient with an integer
-// multiply-high, no int<->float conversion (i8x::sym_residue).
+// rounding conversion), then per modulus one unsigned division by the
+// modulus as a compile-time constant (a multiply-high and a shift), no
+// correction step and no int<->float conversion (i8x::sym_residue_of).
 // After the INT8 GEMMs (41/42: byte planes, C'_l mod p_l in [0, p) as
 // uint8, column-major like C, rows padded to a multiple of 16):
 //   int8x_garner<N>: per element C' from its residues by the Chinese
@@ -30,8 +31,9 @@
 //     double once, scaled by 2^-(mu_i + nu_j), then C = alpha C' + beta C in
 //     double, rounded once to float; beta == 0 never reads C.
 // Each waits on griddepcontrol first (launched with PDL on sm_90 like the
-// other FP32 kernels).  The moduli and every per-modulus constant come in one
-// int array (sgemm/int8x/moduli.py, kernel_constants).
+// other FP32 kernels).  The moduli and Garner's constants come in one int
+// array (sgemm/int8x/moduli.py, kernel_constants); the residue kernels use
+// the same moduli as constants (i8x::modulus).
 // Measured (H100, 8192^3, A and B column-major; `OUT=dir python
 // bench/probes/int8_gemm.py 8192`, bench/results/int8-gemm-probe-h100-
 // 2026-11-26.json): conversion of A (tiles route) 0.65 ms, of B (rows
@@ -67,39 +69,46 @@ __device__ __forceinline__ int scaled(float x, float s1, float s2) {
     return __float2int_rn(__fmul_rn(__fmul_rn(x, s1), s2));
 }
 
-// Per-modulus constants of sym_residue, from the constants array
-// (moduli.kernel_constants: after the N moduli come floor((2^32 - 1) / p_l)
-// and dd_l = ((2^31 + lo) mod p) - lo).
-struct Mod {
-    unsigned p, mf;    // p, floor((2^32 - 1) / p)
-    int dd, lo;        // ((2^31 + lo) mod p) - lo, lo = -floor(p / 2)
-};
-template <int N>
-__device__ __forceinline__ Mod load_mod(const int* __restrict__ mods, int l) {
-    enum : int { BASE = N };
-    Mod m;
-    m.p = (unsigned)mods[l];
-    m.mf = (unsigned)mods[BASE + l];
-    m.dd = mods[BASE + N + l];
-    m.lo = -(int)(m.p / 2);
-    return m;
+// The moduli as constants: sgemm/int8x/moduli.py's moduli(8), the pairwise
+// coprime integers taken greedily from 256 down (moduli(N) is its first N;
+// tests/int8x/test_residues.py checks this table against it), so that each
+// residue below divides by a constant.
+__device__ __forceinline__ constexpr unsigned modulus(int l) {
+    return l == 0 ? 256u : l == 1 ? 255u : l == 2 ? 253u : l == 3 ? 251u
+         : l == 4 ? 247u : l == 5 ? 241u : l == 6 ? 239u : 233u;
 }
 
-// The symmetric residue of v in [lo, lo + p) (reference.residues: [-p/2,
-// p/2) for even p, [-(p-1)/2, (p-1)/2] for odd).  u = v + 2^31 in [0, 2^32)
-// (the sign bit flipped); q = umulhi(u, floor((2^32 - 1) / p)) is floor(u /
-// p) or one less (the multiplier is at least (2^32 - p) / p, so u mf / 2^32 >
-// u / p - u / 2^32 > u / p - 1), so r = u - q p is in [0, 2p);
-// s = r - dd = r - ((2^31 + lo) mod p) + lo is congruent to v and lies in
-// (lo - p, lo + 2p); one step each way puts it in [lo, lo + p).
+// The symmetric residue of X' for modulus L, in [lo, lo + p), lo = -floor(p/2)
+// (reference.residues: [-p/2, p/2) for even p, [-(p-1)/2, (p-1)/2] for odd),
+// from u = X' + 2^31 (X' with its sign bit flipped): s = ((X' - lo) mod p) +
+// lo, where X' - lo = u - 2^31 - lo is congruent to u - 128 + E for the
+// constant E = (128 - 2^31 - lo) mod p in [0, p).  |X'| <= 2^31 - 128
+// (scaled's bound) puts u in [128, 2^32 - 128], so u - 128 + E lies in
+// [0, 2^32): one unsigned division by the constant p (a multiply-high and a
+// shift) gives the residue with no correction step.  An Inf/NaN row's X'
+// (saturated) may wrap here: its result is discarded (*bad).
 // tests/int8x/test_residues.py emulates this in uint32/int32.
-__device__ __forceinline__ int sym_residue(int v, const Mod& m) {
+template <int L>
+__device__ __forceinline__ int sym_residue_of(unsigned u) {
+    constexpr unsigned P = modulus(L);
+    constexpr int LO = -(int)(P / 2);
+    constexpr long long T = 128LL - 2147483648LL - LO;
+    constexpr unsigned E = (unsigned)(((T % (long long)P) + (long long)P) % (long long)P);
+    return (int)((u + (E - 128u)) % P) + LO;
+}
+// sym_residue_of<l> for an l the unrolled loops make a constant.
+__device__ __forceinline__ int sym_residue(int v, int l) {
     const unsigned u = (unsigned)v ^ 0x80000000u;
-    const unsigned r = u - __umulhi(u, m.mf) * m.p;
-    int s = (int)r - m.dd;
-    s = s < m.lo ? s + (int)m.p : s;
-    s = s >= m.lo + (int)m.p ? s - (int)m.p : s;
-    return s;
+    switch (l) {
+        case 0: return sym_residue_of<0>(u);
+        case 1: return sym_residue_of<1>(u);
+        case 2: return sym_residue_of<2>(u);
+        case 3: return sym_residue_of<3>(u);
+        case 4: return sym_residue_of<4>(u);
+        case 5: return sym_residue_of<5>(u);
+        case 6: return sym_residue_of<6>(u);
+        default: return sym_residue_of<7>(u);
+    }
 }
 
 // Four consecutive columns' residues packed little-endian into one word.
@@ -204,8 +213,7 @@ template <int N>
 __global__ void __launch_bounds__(i8x::RT)
 int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
                    int bits, int* __restrict__ e, int* __restrict__ bad,
-                   unsigned long long* __restrict__ st,
-                   const int* __restrict__ mods, signed char* __restrict__ out, long long ld,
+                   unsigned long long* __restrict__ st, signed char* __restrict__ out, long long ld,
                    long long plane) {
     using namespace i8x;
     __shared__ float wmax[RT / 32];
@@ -266,9 +274,6 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
     }
 
     // ---- phase 2: convert, one word a plane per 4-column group ----
-    Mod md[N];
-#pragma unroll
-    for (int l = 0; l < N; ++l) md[l] = load_mod<N>(mods, l);
     const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);
     signed char* o = out + r * ld;
     RowStats rs;
@@ -281,8 +286,8 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
 #pragma unroll
         for (int l = 0; l < N; ++l)
             *reinterpret_cast<unsigned*>(o + l * plane + 4 * g) =
-                pack4(sym_residue(a, md[l]), sym_residue(b, md[l]), sym_residue(c, md[l]),
-                      sym_residue(d, md[l]));
+                pack4(sym_residue(a, l), sym_residue(b, l), sym_residue(c, l),
+                      sym_residue(d, l));
     };
     const int words = (int)(ld / 4);        // ld is a multiple of 16: whole words
     // The cached groups PUT_UNROLL at a time in a rolled loop, the cache
@@ -397,7 +402,7 @@ template <int N>
 __global__ void __launch_bounds__(i8x::THREADS)
 int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
                const unsigned* __restrict__ maxbits, int bits, int* __restrict__ e,
-               const int* __restrict__ mods, signed char* __restrict__ out, long long ld,
+               signed char* __restrict__ out, long long ld,
                long long plane, unsigned long long* __restrict__ row_units,
                unsigned* __restrict__ row_cnt) {
     using namespace i8x;
@@ -439,9 +444,6 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
         for (int q = 0; q < NT; ++q) scnt[q][w][lane] = rs.cnt[q];
     }
     const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);
-    Mod md[N];
-#pragma unroll
-    for (int l = 0; l < N; ++l) md[l] = load_mod<N>(mods, l);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
         int v[4];
@@ -450,8 +452,8 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
 #pragma unroll
         for (int l = 0; l < N; ++l)
             *reinterpret_cast<unsigned*>(&tile[l][lane][4 * (w + 8 * j)]) =
-                pack4(sym_residue(v[0], md[l]), sym_residue(v[1], md[l]),
-                      sym_residue(v[2], md[l]), sym_residue(v[3], md[l]));
+                pack4(sym_residue(v[0], l), sym_residue(v[1], l),
+                      sym_residue(v[2], l), sym_residue(v[3], l));
     }
     __syncthreads();
     if (check && w == 0 && gr < rows && mb != 0u) {    // one add per row and statistic a block
@@ -539,9 +541,8 @@ int8x_row_stats(int rows, const unsigned* __restrict__ maxbits,
 // floor ~1.1 ms).  C' converts to double once, rounded to nearest (the
 // emulation's float(C')), then 2^-(mu_i + nu_j), alpha and beta in double,
 // rounded once to float; beta == 0 never reads C.
-// Constants (moduli.kernel_constants, after the moduli and the residue
-// kernels' 2 N): E_l as (low, high) int32 words, F_l as float bits, P as
-// (low, high).
+// Constants (moduli.kernel_constants, after the N moduli): E_l as (low,
+// high) int32 words, F_l as float bits, P as (low, high).
 namespace i8x {
 __device__ __forceinline__ unsigned long long u64_at(const int* __restrict__ w) {
     return (unsigned long long)(unsigned)w[0] | ((unsigned long long)(unsigned)w[1] << 32);
@@ -564,7 +565,7 @@ int8x_garner(int M, int Nc, const unsigned char* __restrict__ R, long long ldr, 
              long long ldc) {
     static_assert(N >= 1 && N <= 8, "the CRT sum is taken modulo 2^64: P < 2^64 needs N <= 8");
     sg::pdl_wait();
-    enum : int { BASE = 3 * N };
+    enum : int { BASE = N };
     unsigned long long e[N];
     float f[N];
 #pragma unroll
