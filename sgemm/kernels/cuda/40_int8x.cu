@@ -216,6 +216,7 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
                    unsigned long long* __restrict__ st, signed char* __restrict__ out, long long ld,
                    long long plane) {
     using namespace i8x;
+    static_assert(N >= 1 && N <= 8, "i8x::modulus holds the first 8 moduli");
     __shared__ float wmax[RT / 32];
     __shared__ unsigned long long wunits[RT / 32];
     __shared__ unsigned wcnt[RT / 32][NT];
@@ -406,6 +407,7 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
                long long plane, unsigned long long* __restrict__ row_units,
                unsigned* __restrict__ row_cnt) {
     using namespace i8x;
+    static_assert(N >= 1 && N <= 8, "i8x::modulus holds the first 8 moduli");
     static_assert(N * TR * PITCH + THREADS * (8 + 4 * NT) <= 48 * 1024,
                   "the staged planes and the row statistics must fit static shared memory");
     static_assert(THREADS == 8 * TR && TC == 4 * 4 * 8, "a lane a row, 8 warps x 4 groups");
