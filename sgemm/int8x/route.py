@@ -40,13 +40,12 @@ from __future__ import annotations
 from ..errors import ArgumentError
 
 # precision="fp32" takes the integer engine when min(m, n, k) >= CROSSOVER on
-# sm_90a (wgmma s8), tf32x3 otherwise.  Through sgemm.gemm on an H100, with
-# the fused conversion (bench/results/int8-gemm-probe-h100-2026-11-26.json),
-# tf32x3 ran 113 TFLOPS at 4096^3 against the engine's 66 (94-96 in the two
-# earlier runs of the day), and 111 / 99 at 6144^3 / 8192^3 against 123 /
-# 130: 6144 is the smallest measured size where the engine wins; the
-# crossover lies between 4096 and 6144.
-CROSSOVER = 6144
+# sm_90a (wgmma s8), tf32x3 otherwise.  Through sgemm.gemm on an H200, with
+# the conversions dividing by constant moduli
+# (bench/results/int8-crossover-h200-2026-11-29.json): the engine ran 115.2,
+# 132.0 and 143.3 TFLOPS at 4096^3, 5120^3 and 6144^3 against tf32x3's 108.8,
+# 104.3 and 104.6, so it wins from 4096 on; below 4096 it is not measured.
+CROSSOVER = 4096
 INT8X_ARCHS = ("sm_90a",)     # the mma.sync pipeline (68 TFLOPS at 8192^3) never wins
 
 

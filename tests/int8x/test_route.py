@@ -76,7 +76,8 @@ def _attach(plan, precision, m, n, k, ta=False, tb=False, batch=(), bias=None, a
 
 def test_fp32_below_the_crossover_is_tf32x3_and_leaves_the_plan_alone():
     p = _plan()
-    assert _attach(p, "fp32", 4096, 4096, 4096) == "tf32x3"
+    s = route.CROSSOVER - 1
+    assert _attach(p, "fp32", s, s, s) == "tf32x3"
     assert p.launches == ["l"] and p._operands == (1, 2, 3)
 
 

@@ -34,11 +34,11 @@
 // other FP32 kernels).  The moduli and Garner's constants come in one int
 // array (sgemm/int8x/moduli.py, kernel_constants); the residue kernels use
 // the same moduli as constants (i8x::modulus).
-// Measured (H100, 8192^3, A and B column-major; `OUT=dir python
-// bench/probes/int8_gemm.py 8192`, bench/results/int8-gemm-probe-h100-
-// 2026-11-26.json): conversion of A (tiles route) 0.65 ms, of B (rows
-// route) 0.34 ms -- 2.4 TB/s of the floor's bytes -- where the previous
-// exponent and residue kernels took 1.92 ms for both; Garner 0.68 ms.
+// Measured (H200, each kernel alone under ncu at the GPU's own clocks,
+// bench/results/int8-steps-const-h200-2026-11-29.log): at 8192^3 the rows
+// route 0.31 ms, the tiles route 0.08 + 0.30 ms, Garner 0.33 ms; at 16384^3
+// 1.14-1.22, 0.28 + 1.24-1.26 and 1.55-1.61 ms (the conversions issue a third
+// fewer instructions than with a runtime modulus: docs/notes/int8x.md).
 #include "common.cuh"
 #include "int8_common.cuh"
 
