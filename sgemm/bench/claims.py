@@ -584,8 +584,11 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("int8-crossover-h200", "The integer engine and tf32x3 through sgemm.gemm at 4096^3, "
           "5120^3 and 6144^3 on an H200 (with the INT8 GEMM's configs, the pipeline's steps, "
           "errors against fp64): where precision='fp32' starts taking the engine",
-          ("int8-crossover-h200-2026-11-29.json", "int8-crossover-h200-2026-11-29.log"),
-          "OUT=dir python bench/probes/int8_gemm.py 4096 5120 6144",
+          ("int8-crossover-h200-2026-11-29.json", "int8-crossover-h200-2026-11-29.log",
+           "gpu-tests-int8x-crossover-h200-2026-11-29.log"),
+          "OUT=dir python bench/probes/int8_gemm.py 4096 5120 6144; then, with the crossover at "
+          "4096, python -m pytest -m gpu tests/int8x/test_wide_gpu.py tests/gpu/test_int8x_gpu.py "
+          "-k 'fp32 or crossover'",
           ("sgemm/int8x/route.py", "docs/notes/int8x.md")),
     Claim("int8-fp32-alone", "precision='fp32' against 'int8x' at 8192^3, one call at a time "
           "on a fresh stream, and cProfile of five calls each, H200",
