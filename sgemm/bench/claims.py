@@ -1017,6 +1017,11 @@ CLAIMS: tuple[Claim, ...] = (
           "it, the same run", (EAGER,), "python bench/probes/eager_costs.py --out FILE",
           ("README.md", "docs/torch.md"),
           _eager("sgemm.torch.mm(a, b), requires_grad", "torch.matmul(a, b), requires_grad")),
+    Claim("torch-linear-host", "sgemm.torch.linear's host time at 8x4096x4096 (bias or not, "
+          "tf32x3 and ieee) beside sgemm.torch.mm and F.linear, calls alone on an idle H200, with "
+          "the plan cache's counts and cProfile",
+          ("torch-linear-host-h200-2026-11-29.log",),
+          "python bench/probes/torch_linear_host.py", ("docs/notes/torch.md",)),
     Claim("torch-eager-h100-idle", "The same eager costs on an H100 with the idle-GPU timing "
           "(the fifth session's tree), the README's figures until 2026-11-29", (EAGER_H100,),
           "python bench/probes/eager_costs.py --out FILE", ("docs/notes/torch.md",)),
