@@ -773,7 +773,7 @@ CLAIMS: tuple[Claim, ...] = (
           "python -m pytest -q -m gpu tests/gpu/test_measure_gpu.py tests/gpu/test_bundle_gpu.py "
           "tests/gpu/test_entry_cache_gpu.py tests/gpu/test_schemes_gpu.py -k 'measure or "
           "bundle or narrow or entry or cache'", ("docs/notes/first-call.md",)),
-    Claim("gpu-tests-h200-entry", "The entry points' GPU tests on this session's final tree "
+    Claim("gpu-tests-h200-entry", "The entry points' GPU tests on the tree of 839723e "
           "(every call takes its clock through sgemm._call_began): torch, hostile inputs, "
           "peeling, packing, launcher, concurrency and PDL files, then the gemm file; H200",
           ("gpu-tests-h200-2026-11-29-entry.log",),
@@ -799,9 +799,8 @@ CLAIMS: tuple[Claim, ...] = (
           "bench/probes/int8_steps.py (both trees); OUT=dir python bench/probes/int8_api_cost.py "
           "8192 16384; bash scripts/int8_gpu_run.sh (its sanitizer step)",
           ("docs/notes/int8x.md",)),
-    Claim("gpu-tests-h200-rest", "The GPU suite's files not run on the sixteenth session's "
-          "final tree, on the seventeenth's (the same package code but the first-call stand-in "
-          "and tests): schemes, determinism, fuzz and epilogue; then the entry cache, bundle, "
+    Claim("gpu-tests-h200-rest", "The GPU suite's files not run on 839723e, on 249b089 (the "
+          "same package code but the first-call stand-in and tests): schemes, determinism, fuzz and epilogue; then the entry cache, bundle, "
           "unaligned stores and rung 9's edges; H200",
           ("gpu-tests-h200-2026-11-29-schemes.log", "gpu-tests-h200-2026-11-29-edges.log"),
           "python -m pytest -q -m gpu tests/gpu/test_schemes_gpu.py tests/gpu/test_determinism.py "
@@ -1023,7 +1022,7 @@ CLAIMS: tuple[Claim, ...] = (
           ("torch-linear-host-h200-2026-11-29.log",),
           "python bench/probes/torch_linear_host.py", ("docs/notes/torch.md",)),
     Claim("torch-eager-h100-idle", "The same eager costs on an H100 with the idle-GPU timing "
-          "(the fifth session's tree), the README's figures until 2026-11-29", (EAGER_H100,),
+          "(2026-11-27), the README's figures until 2026-11-29", (EAGER_H100,),
           "python bench/probes/eager_costs.py --out FILE", ("docs/notes/torch.md",)),
     Claim("autograd-apply-cpu", "The operators' autograd entry as it is against a Function "
           "with the spec bound, CPU machine", ("autograd-apply-cpu-2026-11-27.log",),

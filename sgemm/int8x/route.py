@@ -40,8 +40,7 @@ from __future__ import annotations
 from ..errors import ArgumentError
 
 # precision="fp32" takes the integer engine when min(m, n, k) >= CROSSOVER on
-# sm_90a (wgmma s8), tf32x3 otherwise.  Through sgemm.gemm on an H200, with
-# the conversions dividing by constant moduli
+# sm_90a (wgmma s8), tf32x3 otherwise.  Through sgemm.gemm on an H200
 # (bench/results/int8-crossover-h200-2026-11-29.json): the engine ran 115.2,
 # 132.0 and 143.3 TFLOPS at 4096^3, 5120^3 and 6144^3 against tf32x3's 108.8,
 # 104.3 and 104.6, so it wins from 4096 on; below 4096 it is not measured.

@@ -37,8 +37,10 @@
 // Measured (H200, each kernel alone under ncu at the GPU's own clocks,
 // bench/results/int8-steps-const-h200-2026-11-29.log): at 8192^3 the rows
 // route 0.31 ms, the tiles route 0.08 + 0.30 ms, Garner 0.33 ms; at 16384^3
-// 1.14-1.22, 0.28 + 1.24-1.26 and 1.55-1.61 ms (the conversions issue a third
-// fewer instructions than with a runtime modulus: docs/notes/int8x.md).
+// 1.14-1.22, 0.28 + 1.24-1.26 and 1.55-1.61 ms.  The conversions are
+// instruction-bound, which is why the moduli are constants: a runtime
+// modulus needs two correction steps a residue, a third of the work
+// (docs/notes/int8x.md).
 #include "common.cuh"
 #include "int8_common.cuh"
 
