@@ -572,6 +572,15 @@ CLAIMS: tuple[Claim, ...] = (
           "scenarios in fresh processes (keep=0, 8192 called first, rectangular), H200",
           ("int8-large-check-h200-2026-11-29.json", "int8-large-check-h200-2026-11-29.log"),
           "OUT=dir python bench/probes/int8_large_check.py", ("docs/notes/int8x.md",)),
+    Claim("int8-plane-count", "The INT8 wgmma GEMM back to back at the 700 W cap with 8, 7 "
+          "and 6 residue planes at 8192^3 and 16384^3 (what one modulus fewer saves), H200",
+          ("int8-plane-count-h200-2026-11-29.json",),
+          "OUT=dir python bench/probes/int8_plane_count.py 8192 16384", ("docs/notes/int8x.md",)),
+    Claim("int8-norm-scaling-model", "CPU model of the integer engine's error with rows scaled "
+          "by their largest entry (as shipped) or by a bound on their 2-norm, 8 and 7 moduli, "
+          "N(0,1), U(0,1) and wide data, K 64-16384, and whether the scaling check passes",
+          ("int8-norm-scaling-model-cpu-2026-11-29.log",),
+          "python bench/probes/int8_norm_scaling_model.py", ("docs/notes/int8x.md",)),
     Claim("int8-ncu-h200", "ncu on the integer engine in 16384^3 int8x calls, H200, before "
           "the residue kernels took constant moduli: the conversion and Garner kernels' "
           "sections (SpeedOfLight, workloads, occupancy, warp states) at ncu's clocks",
