@@ -1,6 +1,7 @@
 """Driver for compute-sanitizer on the integer engine's kernels (issue #22):
-both conversion routes (int8x_convert_rows; int8x_rowmax then
-int8x_residues) on a column-major and a row-major operand (and, without
+both conversion routes (int8x_convert_rows; int8x_rowmax, int8x_rownorm
+then int8x_residues), for 7 and 8 moduli, on a column-major and a row-major
+operand (and, without
 --small, rows longer than int8x_convert_rows keeps in registers), every
 INT8 GEMM config this GPU runs (byte-plane epilogues), and
 Garner on byte planes, at one shape that crosses every tile edge, then the
@@ -21,7 +22,6 @@ import cupy as cp
 import numpy as np
 
 from sgemm.int8x import device as D
-from sgemm.int8x import moduli as M
 from sgemm.int8x import reference as R
 
 
@@ -34,28 +34,36 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(1)
     a = cp.asfortranarray(cp.asarray(rng.standard_normal((m, k)).astype(np.float32)))
     b = cp.asarray(rng.standard_normal((k, n)).astype(np.float32))     # rows along n
-    parts = R.decompose(a.get(), b.get(), 8)
-    mods = D.constants(8)
     bad = False
-    # both conversion routes on both operands (a column-major: "tiles" by
-    # default; b row-major: "tiles" too, as its columns are strided); the
-    # last pair, the strides' own choice, feeds the GEMMs
-    for route in ("rows", "tiles", None):
-        flag = cp.zeros(1, cp.int32)
-        pa, mu = D.convert(a, 1, parts.budget.alpha, mods, flag, route=route)
-        pb, nu = D.convert(b, 0, parts.budget.beta, mods, flag, route=route)
-        ok = all(np.array_equal(pa[l, :, :k].get(), parts.a_res[l]) and
-                 np.array_equal(pb[l, :, :k].get(), parts.b_res[l].T) for l in range(8))
-        ok = ok and not int(flag[0]) and np.array_equal(mu.get(), parts.mu) and \
-            np.array_equal(nu.get(), parts.nu)
-        print(f"convert ({route or 'auto'}) {m}x{k} (F) and {k}x{n} (C): "
-              f"{'exact' if ok else 'WRONG'}")
-        bad |= not ok
+    # 7 moduli first (its kernels: int8x_convert_rows<7>, int8x_residues<7>,
+    # int8x_garner<7>), then 8, whose planes feed every GEMM config below
+    for count in (7, 8):
+        parts = R.decompose(a.get(), b.get(), count)
+        mods = D.constants(count)
+        # both conversion routes on both operands (a column-major: "tiles" by
+        # default; b row-major: "tiles" too, as its columns are strided); the
+        # last pair, the strides' own choice, feeds the GEMMs
+        for route in ("rows", "tiles", None):
+            flag = cp.zeros(1, cp.int32)
+            pa, mu = D.convert(a, 1, parts.budget.alpha, flag, route=route, n_moduli=count)
+            pb, nu = D.convert(b, 0, parts.budget.beta, flag, route=route, n_moduli=count)
+            ok = all(np.array_equal(pa[l, :, :k].get(), parts.a_res[l]) and
+                     np.array_equal(pb[l, :, :k].get(), parts.b_res[l].T) for l in range(count))
+            ok = ok and not int(flag[0]) and np.array_equal(mu.get(), parts.mu) and \
+                np.array_equal(nu.get(), parts.nu)
+            print(f"convert ({route or 'auto'}, {count} moduli) {m}x{k} (F) and {k}x{n} (C): "
+                  f"{'exact' if ok else 'WRONG'}")
+            bad |= not ok
+        c = D.garner(D.int8_gemm(pa, pb, mods), mods, mu, nu)
+        same = np.array_equal(c.get(), R.gemm(a.get(), b.get(), n_moduli=count)
+                              .astype(np.float32))
+        bad |= not same
+        print(f"garner ({count} moduli): {'exact' if same else 'WRONG'}")
     if not args.small:              # rows past RT * 4 * RCACHE = 16384 columns
         x = cp.asarray(rng.standard_normal((3, 20001)).astype(np.float32))
         xp = R.decompose(x.get(), np.ones((20001, 1), np.float32), 8)
         for route in ("rows", "tiles"):
-            px, ex = D.convert(x, 1, xp.budget.alpha, mods, route=route)
+            px, ex = D.convert(x, 1, xp.budget.alpha, route=route)
             ok = all(np.array_equal(px[l, :, :20001].get(), xp.a_res[l]) for l in range(8))
             ok = ok and np.array_equal(ex.get(), xp.mu) and not px[:, :, 20001:].any()
             print(f"convert ({route}) 3x20001 (C): {'exact' if ok else 'WRONG'}")
@@ -70,10 +78,6 @@ def main(argv=None) -> int:
             same = np.array_equal(got, want)
             bad |= not same
             print(f"int8_gemm {kernel}:{config} {m}x{n}x{k}: {'exact' if same else 'WRONG'}")
-    c = D.garner(D.int8_gemm(pa, pb, mods), mods, mu, nu)
-    same = np.array_equal(c.get(), R.gemm(a.get(), b.get()).astype(np.float32))
-    bad |= not same
-    print(f"garner: {'exact' if same else 'WRONG'}")
     # the public path: a row-major output (the transposed problem) with beta
     import sgemm
     from sgemm.int8x import reference as R2

@@ -27,6 +27,23 @@ def tfn(f, reps=10):
     return sorted(ts)[2] * 1e3
 
 
+def alone(f, n=7, warm=2):
+    """Median ms of one call of f alone between two events on ``stream``
+    (``warm`` warm-up calls first; the stream drained before each)."""
+    ts = []
+    with stream:
+        for _ in range(warm):
+            f()
+        for _ in range(n):
+            stream.synchronize()
+            _e0.record(stream)
+            f()
+            _e1.record(stream)
+            _e1.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(_e0, _e1))
+    return sorted(ts)[n // 2]
+
+
 def checked_time(launches, c, ref, nr):
     """(relative error against ref, us per execution) of a launch list: run
     once on a NaN-poisoned c, checked against the fp64 reference (nr its

@@ -9,12 +9,15 @@ every (class, K) and every engine reads the same ones.
 
 Engines: cuBLAS FP32 (cupy.matmul, CUPY_TF32=0), cuBLAS TF32 (torch.matmul
 with allow_tf32), and sgemm.gemm with precision "ieee", "tf32x3", "int8x"
-and "fp32", all on the same operands; "fp32_int8x" is precision="fp32"
-with sgemm.int8x.route.CROSSOVER set to 0, i.e. what "fp32" does on the
-sizes where it may take the integer engine (the engine, or tf32x3 where
-the scaling check fails).  For "int8x" each cell records whether the
-call warned (Int8xAccuracyWarning: the scaling check failed) and for
-"fp32_int8x" which engine ran.
+(8 moduli) and "fp32", all on the same operands; "int8x_7" is the engine's
+pipeline with 7 moduli and the scaling check off (runner.gemm(n_moduli=7,
+on_loss="ignore"): what 7 moduli give where the check would refuse them);
+"fp32_int8x" is precision="fp32" with sgemm.int8x.route.CROSSOVER set to
+0, i.e. what "fp32" does on the sizes where it may take the integer engine
+(7 moduli where the scaling check passes with them, else 8 where it passes
+with 8, else tf32x3).  For "int8x" each cell records whether the call
+warned (Int8xAccuracyWarning: the scaling check failed) and for
+"fp32_int8x" which engine ran ("int8x/7", "int8x/8" or "tf32x3").
 
 Errors, per engine: the median over entries of |C - C64| / |C64|, and the
 largest componentwise error max |C - C64| / (|A| |B|) (the bound an FP32 dot
@@ -39,7 +42,8 @@ import sgemm  # noqa: E402
 
 KS = (64, 256, 1024, 4096, 16384, 65536)
 CLASSES = ("normal", "uniform", "wide10", "wide20", "wide30")
-ENGINES = ("cublas_fp32", "cublas_tf32", "ieee", "tf32x3", "int8x", "fp32", "fp32_int8x")
+ENGINES = ("cublas_fp32", "cublas_tf32", "ieee", "tf32x3", "int8x", "int8x_7", "fp32",
+           "fp32_int8x")
 
 
 def operand(rs, cls: str, shape):
@@ -70,6 +74,9 @@ def run(engine: str, a, b, c):
             c[...] = cp.asarray(torch.matmul(ta, tb))
         finally:
             torch.backends.cuda.matmul.allow_tf32 = False
+    elif engine == "int8x_7":
+        from sgemm.int8x import runner
+        c[...] = runner.gemm(a, b, n_moduli=7, on_loss="ignore")
     elif engine == "fp32_int8x":
         from sgemm import plan_cache
         from sgemm.int8x import route
@@ -94,7 +101,7 @@ def run_noting(engine: str, a, b, c) -> dict:
     verdict, read from sgemm.int8x.device.summaries on the same operands)."""
     import warnings
 
-    from sgemm.int8x import bound, device, moduli
+    from sgemm.int8x import bound, device, moduli, route
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run(engine, a, b, c)
@@ -104,11 +111,13 @@ def run_noting(engine: str, a, b, c) -> dict:
                              for w in caught)
     elif engine == "fp32_int8x":
         k = a.shape[1]
-        bud = moduli.budget(8, k)
-        # a row-major C runs as C^T = B^T A^T (sgemm/int8x/route.py)
+        # a row-major C runs as C^T = B^T A^T (sgemm/int8x/route.py); the
+        # statistics do not depend on the moduli count
         col = c.shape[0] <= 1 or c.strides[0] == 4
         sa, sb = device.summaries(a, b) if col else device.summaries(b.T, a.T)
-        note["ran"] = "int8x" if bound.holds(sa, sb, k, bud.alpha, bud.beta) else "tf32x3"
+        buds = [moduli.budget(n, k) for n in route.FP32_MODULI]
+        note["ran"] = next((f"int8x/{bud.n}" for bud in buds
+                            if bound.holds(sa, sb, k, bud.alpha, bud.beta)), "tf32x3")
     return note
 
 

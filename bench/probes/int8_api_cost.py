@@ -56,26 +56,9 @@ REPS = {8192: 4, 16384: 2}
 SINGLE = 7
 
 
-def single(f, n=SINGLE):
-    """Median ms of one call alone between two events on the probe's stream."""
-    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-    ts = []
-    with _gpu.stream:
-        f()
-        f()
-        for _ in range(n):
-            _gpu.stream.synchronize()
-            e0.record(_gpu.stream)
-            f()
-            e1.record(_gpu.stream)
-            e1.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(e0, e1))
-    return sorted(ts)[n // 2]
-
-
 def timed(f, reps):
     """{batched: ms a call in a batch, single: ms of one call alone}."""
-    return {"batched_ms": _gpu.tfn(f, reps) / 1e3, "single_ms": single(f)}
+    return {"batched_ms": _gpu.tfn(f, reps) / 1e3, "single_ms": _gpu.alone(f, SINGLE)}
 
 
 def previous(a, b):

@@ -169,16 +169,18 @@ def _tf32x3_sustained(n: int):
 
 INT8X_API_H100 = "int8-api-cost-h100-2026-11-26.json"
 INT8X_API = tuple(f"int8-api-cost-h200-2026-11-29-{i}.json" for i in (3, 4))
+INT8X_MODULI = "int8-fp32-moduli-h200-2026-11-29.json"
 
 
-def _int8x_api(n: int, what: str):
-    """sgemm.gemm(precision="int8x") at n^3, calls back to back: TFLOPS, or
-    the ratio to cuBLAS FP32 in the same process; the median over the runs."""
+def _int8x_api(n: int, what: str, precision: str = "fp32"):
+    """sgemm.gemm(precision=...) at n^3 on the integer engine, calls back to
+    back (bench/probes/int8_fp32_moduli.py: the median of three rounds):
+    TFLOPS, or the ratio to cuBLAS FP32 in the same process."""
     def value(ev: Evidence) -> str:
-        rows = [next(r for r in ev.json(f)["records"] if r["m"] == n) for f in INT8X_API]
+        r = next(r for r in ev.json(INT8X_MODULI)["records"] if r["m"] == r["k"] == n)
         if what == "tflops":
-            return f"{statistics.median(r['int8x']['tflops'] for r in rows):.1f}"
-        return _x(statistics.median(r["int8x"]["tflops"] / r["cublas"]["tflops"] for r in rows))
+            return f"{r[precision]['tflops']:.1f}"
+        return _x(r[precision]["tflops"] / r["cublas"]["tflops"])
     return value
 
 
@@ -245,8 +247,9 @@ SUITE = "suite-h200-2026-11-29.json"
 UNTUNED = "judge-untuned-final-h200-2026-11-29.json"
 LADDER = "ladder-h200-2026-11-22.json"
 TF32X3 = "tf32x3-rs-final-h200-2026-11-22.json"
-ACCURACY = "accuracy-table-h100-2026-11-26.json"
+ACCURACY = "accuracy-table-h200-2026-11-29.json"
 _ACC_CMD = "OUT=dir python bench/probes/accuracy_table.py"
+_MODULI_CMD = "OUT=dir python bench/probes/int8_fp32_moduli.py 4096 8192 16384 4096x4096x32768"
 DIST = "distributed-h200x4-2026-11-22.json"
 SANITIZER_LATEST = "sanitizer-rung9-pipe-h100-2026-11-27.json"
 FIRST_CALL = tuple(f"first-call-h100-2026-11-26-{a}.json" for a in ("cupy", "torch"))
@@ -590,14 +593,11 @@ CLAIMS: tuple[Claim, ...] = (
           "--section LaunchStats --section Occupancy --section WarpStateStats python "
           "bench/probes/int8_steps.py",
           ("docs/notes/int8x.md",)),
-    Claim("int8-crossover-h200", "The integer engine and tf32x3 through sgemm.gemm at 4096^3, "
-          "5120^3 and 6144^3 on an H200 (with the INT8 GEMM's configs, the pipeline's steps, "
-          "errors against fp64): where precision='fp32' starts taking the engine",
-          ("int8-crossover-h200-2026-11-29.json", "int8-crossover-h200-2026-11-29.log",
-           "gpu-tests-int8x-crossover-h200-2026-11-29.log"),
-          "OUT=dir python bench/probes/int8_gemm.py 4096 5120 6144; then, with the crossover at "
-          "4096, python -m pytest -m gpu tests/int8x/test_wide_gpu.py tests/gpu/test_int8x_gpu.py "
-          "-k 'fp32 or crossover'",
+    Claim("int8-crossover-h200", "precision='fp32' on the integer engine (7 moduli) against "
+          "tf32x3 through sgemm.gemm at 2048^3 to 4096^3 on an H200, the crossover forced to 1, "
+          "errors against fp64 beside cuBLAS FP32's: where precision='fp32' starts taking the "
+          "engine", ("int8-crossover-moduli-h200-2026-11-29.json",),
+          "CROSSOVER=1 OUT=dir python bench/probes/int8_fp32_moduli.py 2048 2560 3072 3584 4096",
           ("sgemm/int8x/route.py", "docs/notes/int8x.md")),
     Claim("int8-fp32-alone", "precision='fp32' against 'int8x' at 8192^3, one call at a time "
           "on a fresh stream, and cProfile of five calls each, H200",
@@ -790,8 +790,8 @@ CLAIMS: tuple[Claim, ...] = (
           "... tests/gpu/test_pdl_gpu.py; python -m pytest -q -m gpu tests/gpu/test_gemm_gpu.py",
           ("docs/notes/first-call.md",)),
     Claim("int8-gpu-tests-h200", "The INT8 engine's GPU tests (the scaling check's and the "
-          "engine's files) and its 16384^3 test of tests/gpu/test_large.py on an H200, with the "
-          "residue kernels dividing by constant moduli",
+          "engine's files) and its 16384^3 test of tests/gpu/test_large.py on an H200, with "
+          "norm scaling and 7 or 8 moduli (237 and 2 passed)",
           ("gpu-tests-int8x-h200-2026-11-29.log",),
           "bash scripts/int8_gpu_run.sh (its tests); python -m pytest -q -m gpu "
           "tests/gpu/test_large.py -k int8x", ("docs/notes/int8x.md",)),
@@ -802,6 +802,7 @@ CLAIMS: tuple[Claim, ...] = (
           "four tools on the changed kernels, H200",
           ("int8-steps-h200-2026-11-29.log", "int8-steps-const-h200-2026-11-29.log",
            "int8-api-cost-h200-2026-11-29-1.json", "int8-api-cost-h200-2026-11-29-2.json",
+           *INT8X_API,
            "int8-api-cost-const-h200-2026-11-29-1.log", "int8-api-cost-const-h200-2026-11-29-2.log",
            "sanitizer-int8-const-h200-2026-11-29.log"),
           "S=16384|8192 ORDER=F|C ncu --clock-control none --metrics ... python "
@@ -1073,16 +1074,28 @@ CLAIMS: tuple[Claim, ...] = (
           "previous step sequence, batched and alone, and convert B by route and layout",
           (INT8X_API_H100,), "OUT=dir python bench/probes/int8_api_cost.py 8192 16384",
           ("docs/notes/int8x.md",)),
-    Claim("int8x-tflops-16384", '`precision="int8x"` (Ozaki-II on INT8 tensor cores) through '
-          "`sgemm.gemm` at 16384³, calls back to back: TFLOPS (median of two runs)", INT8X_API,
-          "OUT=dir python bench/probes/int8_api_cost.py 8192 16384",
+    Claim("fp32-tflops-16384", '`precision="fp32"` at 16384³ (the Ozaki-II INT8 engine, 7 '
+          "moduli, where its scaling check passes) through `sgemm.gemm`, calls back to back: "
+          "TFLOPS", (INT8X_MODULI,), _MODULI_CMD,
           ("README.md", "docs/notes/int8x.md"), _int8x_api(16384, "tflops")),
-    Claim("int8x-speedup-16384", '`precision="int8x"` through `sgemm.gemm` at 16384³: '
-          "× cuBLAS FP32", INT8X_API, "OUT=dir python bench/probes/int8_api_cost.py 8192 16384",
+    Claim("fp32-speedup-16384", '`precision="fp32"` through `sgemm.gemm` at 16384³: '
+          "× cuBLAS FP32", (INT8X_MODULI,), _MODULI_CMD,
           ("README.md", "docs/notes/int8x.md"), _int8x_api(16384, "ratio")),
-    Claim("int8x-tflops-8192", '`precision="int8x"` through `sgemm.gemm` at 8192³, calls back '
-          "to back: TFLOPS", INT8X_API, "OUT=dir python bench/probes/int8_api_cost.py 8192 16384",
+    Claim("fp32-tflops-8192", '`precision="fp32"` through `sgemm.gemm` at 8192³, calls back '
+          "to back: TFLOPS", (INT8X_MODULI,), _MODULI_CMD,
           ("README.md", "docs/notes/int8x.md"), _int8x_api(8192, "tflops")),
+    Claim("int8x-tflops-16384", '`precision="int8x"` (the same engine with 8 moduli, its '
+          "most accurate) at 16384³, calls back to back: TFLOPS",
+          (INT8X_MODULI,), _MODULI_CMD, ("README.md", "docs/notes/int8x.md"),
+          _int8x_api(16384, "tflops", "int8x")),
+    Claim("int8-norm-scaling", "The integer engine with norm scaling and 7 or 8 moduli: "
+          "compute-sanitizer's four tools on both moduli counts' kernels; precision='int8x' "
+          "(8 moduli) at 8192^3 and 16384^3 on the tree before norm scaling and on this one, "
+          "alternating, two processes each, one H200",
+          ("sanitizer-int8-norm-h200-2026-11-29.log", "int8x-norm-ab-h200-2026-11-29.log"),
+          "bash scripts/int8_gpu_run.sh (its sanitizer step); a script timing sgemm.gemm("
+          "precision='int8x') batched (median of five batches), PYTHONPATH=old tree | this "
+          "tree, twice", ("docs/notes/int8x.md",)),
     Claim("int8-wide-sanitizer", "compute-sanitizer on the INT8 engine's kernels with the "
           "scaling check (both routes' statistics, int8x_row_stats, precision='fp32' falling "
           "back on wide-range data) and the CRT reconstruction",
@@ -1347,7 +1360,8 @@ def sanitizer_table(ev: Evidence) -> str:
 
 
 _ACC_COLS = (("cublas_fp32", "cuBLAS FP32"), ("cublas_tf32", "cuBLAS TF32"),
-             ("ieee", "`ieee`"), ("tf32x3", "`tf32x3`"), ("int8x", "`int8x`"), ("fp32", "`fp32`"),
+             ("ieee", "`ieee`"), ("tf32x3", "`tf32x3`"), ("int8x", "`int8x`"),
+             ("int8x_7", "7 moduli, unchecked"), ("fp32", "`fp32`"),
              ("fp32_int8x", "`fp32` from the crossover"))
 
 
@@ -1372,7 +1386,28 @@ def engines_accuracy_table(ev: Evidence) -> str:
     return "\n".join(out)
 
 
+def int8x_sizes_table(ev: Evidence) -> str:
+    """The integer engine at square and deep sizes (INT8X_MODULI): error and
+    speed of "fp32" (its moduli count), "int8x", tf32x3 and cuBLAS FP32."""
+    doc = ev.json(INT8X_MODULI)
+    names = (("fp32", '`"fp32"`'), ("int8x", '`"int8x"` (8 moduli)'), ("tf32x3", "`tf32x3`"),
+             ("cublas", "cuBLAS FP32"))
+    out = ["| m × n × k | `fp32`'s moduli | " + " | ".join(t for _, t in names) + " |",
+           "|---|---:|" + "---|" * len(names)]
+    for r in doc["records"]:
+        cells = [f"{r['errors_median_max'][k][0]:.1e} / {r['errors_median_max'][k][1]:.1e} / "
+                 f"{r[k]['tflops']:.1f}" for k, _ in names]
+        out.append(f"| {r['m']} × {r['n']} × {r['k']} | {r['fp32_moduli']} | "
+                   + " | ".join(cells) + " |")
+    out += ["", "_Each cell: median relative error / largest componentwise error against "
+            "an fp64 product / TFLOPS, calls back to back (the median of three rounds). "
+            f"A and B column-major N(0,1), {doc['device']}, {doc['date']}; `{INT8X_MODULI}`, "
+            f"made by `{_MODULI_CMD}`. Regenerate the table with `sgemm results`._"]
+    return "\n".join(out)
+
+
 DOC_TABLES: dict[str, Callable[[Evidence], str]] = {
+    "int8x-sizes": int8x_sizes_table,
     "claims": readme_table,
     "accuracy-tf32x3": accuracy_table,
     "accuracy-engines": engines_accuracy_table,

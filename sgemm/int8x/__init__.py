@@ -1,7 +1,8 @@
 """The integer tensor-core engine's arithmetic (Ozaki scheme II), on the host.
 
 FP32 GEMM from INT8 products: scale each row of A and each column of B by a
-power of two and truncate to integers (A', B'); for each of N pairwise
+power of two (a bound on its 2-norm to 2^alpha: moduli.py) and truncate to
+integers (A', B'); for each of N = 7 or 8 pairwise
 coprime moduli p_l <= 256 take symmetric residues, which fit int8; multiply
 the residue matrices exactly (INT8 tensor cores, INT32 accumulators); rebuild
 C' = A' B' from its residues (the Chinese remainder theorem, as one 64-bit

@@ -19,14 +19,17 @@ m_j entries of column j have |B_kj| >= sigma_j, at least n_i + m_j - k
 indices have both, so (|A||B|)_ij >= (n_i + m_j - k) tau_i sigma_j.
 
 Thresholds are binades below the largest entry's: tau_i = 2^(E_i - T) for
-T in THRESHOLDS, E_i the binade of max|A_i.| (2^E_i <= max < 2^(E_i+1)),
-so h_i / tau_i = 2^(T - alpha) for every row.  Per operand the kernels
-keep R = max over rows of |A_i.|_1 / 2^E_i (<= 2k) and, for each T, the
-least count over rows; all-zero rows are left out (they add no error).
-Taking each row and column at its worst (a sum of maxima bounds the maximum
-of the sum), for every (i, j):
+T in THRESHOLDS, E_i the binade of max|A_i.| (2^E_i <= max < 2^(E_i+1)).
+The scaling sets mu_i = min(alpha - D_i, 30) - E_i, D_i the gap of the
+row's norm bound (reference.norm_bounds: ||A_i.|| <= 2^(E_i + D_i)), so
+h_i / tau_i = 2^(T - min(alpha - D_i, 30) - 1) <= 2^(T - a) with a =
+min(alpha - D_A, 30) + 1, D_A the largest gap over A's rows (B likewise).  Per operand
+the kernels keep D, R = max over rows of |A_i.|_1 / 2^E_i (<= 2k) and, for
+each T, the least count over rows; all-zero rows are left out (they add no
+error).  Taking each row and column at its worst (a sum of maxima bounds
+the maximum of the sum), for every (i, j):
 
-    |C - AB|_ij / (|A||B|)_ij <= 2^(TA + TB) (R_B 2^-alpha + R_A 2^-beta + k 2^-(alpha+beta))
+    |C - AB|_ij / (|A||B|)_ij <= 2^(TA + TB) (R_B 2^-a + R_A 2^-b + k 2^-(a+b))
                                  / (nA(TA) + nB(TB) - k)
 
 for any pair (TA, TB) with a positive denominator.  The engine's result is
@@ -52,6 +55,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import moduli as M
+from . import reference as R
 
 class ScalingLoss(ValueError):
     """The per-row and per-column scaling cannot be shown to keep FP32's
@@ -72,7 +77,7 @@ THRESHOLDS = (0, 1, 2, 4, 7, 11)    # T: entries within T binades below the larg
 U = 2.0 ** -24                      # FP32's unit roundoff
 UNIT_BITS = 20                      # |x_i.|_1 / 2^E_i is summed in steps of 2^-20, rounded up
 COUNT_NONE = 2 ** 32 - 1            # the kernels' count before any nonzero row
-WORDS = 2 + len(THRESHOLDS)         # an operand's summary: [flag, units, counts...] (uint64)
+WORDS = 3 + len(THRESHOLDS)         # an operand's summary: [flag, units, counts..., gap] (uint64)
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,7 @@ class Summary:
     units: int                # max over nonzero rows of sum ceil(|x| 2^(20 - E_i))
     counts: tuple             # per THRESHOLDS[q]: min over nonzero rows of #{|x| >= 2^(E_i - T)}
     bad: bool = False         # Inf or NaN seen
+    gap: int = 0              # max over nonzero rows of max(D_i, 0) (reference.norm_bounds)
 
     @property
     def r(self) -> float:
@@ -89,14 +95,14 @@ class Summary:
 
     @classmethod
     def from_words(cls, words) -> "Summary":
-        """From the kernels' words [non-finite flag, units, count_0, ...]."""
+        """From the kernels' words [non-finite flag, units, count_0, ..., gap]."""
         w = [int(x) for x in words]
-        return cls(w[1], tuple(w[2:WORDS]), bool(w[0]))
+        return cls(w[1], tuple(w[2:WORDS - 1]), bool(w[0]), w[WORDS - 1])
 
     @classmethod
     def initial_words(cls) -> list:
         """What the summary holds before the kernels run."""
-        return [0, 0] + [COUNT_NONE] * len(THRESHOLDS)
+        return [0, 0] + [COUNT_NONE] * len(THRESHOLDS) + [0]
 
 
 def binade(amax: np.ndarray) -> np.ndarray:
@@ -125,13 +131,19 @@ def summarize(x: np.ndarray, axis: int) -> Summary:
     for t in THRESHOLDS:
         tau = np.ldexp(1.0, np.maximum(e + 127 - t, 1) - 127)[:, None]
         counts.append(int((x >= tau).sum(axis=1).min()))
-    return Summary(int(units.max()), tuple(counts))
+    _, gaps = R.norm_bounds(x, 1)
+    return Summary(int(units.max()), tuple(counts), gap=max(int(gaps.max()), 0))
 
 
 def ratio(sa: Summary, sb: Summary, k: int, alpha: int, beta: int) -> float:
     """The least bound over threshold pairs on max_ij |C - AB|_ij / (|A||B|)_ij
-    from the scaling alone (inf where no pair's counts overlap)."""
+    from the scaling alone (inf where no pair's counts overlap), for the
+    budget's alpha and beta."""
     ra, rb = sa.r, sb.r                             # upper bounds already (rounded up)
+    # bits of each row's largest entry: min(alpha - D_i, ENTRY_BITS), plus one
+    # for h_i = 2^-(mu_i + 1) (reference.exponents)
+    alpha = min(alpha - sa.gap, M.ENTRY_BITS) + 1
+    beta = min(beta - sb.gap, M.ENTRY_BITS) + 1
     # Python floats: the same IEEE operations as NumPy's scalars at a tenth
     # of the cost, on the pipeline's path from its synchronisation to Garner
     num = rb * 2.0 ** -alpha + ra * 2.0 ** -beta + k * 2.0 ** -(alpha + beta)

@@ -23,7 +23,7 @@ the residue planes, n_moduli * (m + n) * K16 bytes (K16 = k rounded up to
 epilogue), n_moduli * n * M16 bytes (M16 = m rounded up to 16) -- 8 m n
 bytes for 8 moduli, a quarter of the INT32 planes of the first version;
 `workspace_bytes` says how much (runner.layout adds the summaries and the
-tiles route's per-row scratch, at most 36 (m + n) bytes and 1.5 KiB).
+tiles route's per-row scratch, at most 44 (m + n) bytes and 1.5 KiB).
 
 The public entry points reach it through sgemm/int8x/route.py
 (precision="int8x", and "fp32" above the crossover), which keeps each
@@ -161,37 +161,40 @@ def pick_route(rows: int, cols: int, sr: int, sc: int, route: str | None = None)
 
 
 def convert_launches(route: str, rows: int, cols: int, x, sr: int, sc: int, bits: int, e,
-                     bad, stats, out, ld: int, maxbits=0, units=0, counts=0) -> list:
-    """[(spec, grid, args)] of one operand's conversion by ``route`` (pick_route).
-    The moduli are the kernels' constants (40_int8x.cu, i8x::modulus).
-    Pointers (x, e, bad, stats, out and the tiles route's scratch:
-    maxbits uint32 (rows,), units uint64 (rows,) and counts uint32
-    (len(THRESHOLDS), rows), all zeroed beforehand) are placed as given, so
-    a caller may pass stand-ins that it relocates later (runner.py).  stats
-    0: the kernels skip the statistics."""
+                     bad, stats, out, ld: int, maxbits=0, units=0, counts=0, norm=0,
+                     n_moduli: int = U.INT8X_MODULI) -> list:
+    """[(spec, grid, args)] of one operand's conversion by ``route`` (pick_route)
+    into n_moduli planes.  The moduli are the kernels' constants (40_int8x.cu,
+    i8x::modulus).  Pointers (x, e, bad, stats, out and the tiles route's
+    scratch: maxbits uint32 (rows,), units uint64 (rows,), counts uint32
+    (len(THRESHOLDS), rows) and norm uint64 (rows,), all zeroed beforehand)
+    are placed as given, so a caller may pass stand-ins that it relocates
+    later (runner.py).  stats 0: the kernels skip the statistics."""
     if not rows:
         return []
     if route == "rows":
-        return [(U.INT8X_CONVERT, (rows, 1, 1),
+        return [(U.INT8X_CONVERT_BY_N[n_moduli], (rows, 1, 1),
                  (np.int32(rows), np.int32(cols), x, sr, sc, np.int32(bits), e, bad, stats,
                   out, ld, rows * ld))]
     out_l = [(U.INT8X_ROWMAX, rowmax_grid(rows, cols),
               (np.int32(rows), np.int32(cols), x, sr, sc, maxbits, bad)),
-             (U.INT8X_RESIDUES, residue_grid(rows, ld),
-              (np.int32(rows), np.int32(cols), x, sr, sc, maxbits, np.int32(bits), e, out,
-               ld, rows * ld, units if stats else 0, counts if stats else 0))]
+             (U.INT8X_ROWNORM, rowmax_grid(rows, cols),
+              (np.int32(rows), np.int32(cols), x, sr, sc, maxbits, norm)),
+             (U.INT8X_RESIDUES_BY_N[n_moduli], residue_grid(rows, ld),
+              (np.int32(rows), np.int32(cols), x, sr, sc, maxbits, norm, np.int32(bits), e,
+               out, ld, rows * ld, units if stats else 0, counts if stats else 0))]
     if stats:
         out_l.append((U.INT8X_ROW_STATS, (math.ceil(rows / 256), 1, 1),
-                      (np.int32(rows), maxbits, units, counts, stats)))
+                      (np.int32(rows), maxbits, norm, units, counts, stats)))
     return out_l
 
 
 def convert(x, axis: int, bits: int, bad=None, ld: int | None = None,
-            route: str | None = None, stats=None):
-    """(int8 planes (n, rows, ld), int32 exponents (rows,)): row r of X (rows
-    of x for axis=1, columns for axis=0) scaled by 2^e_r, e_r = bits -
-    exponent(max |X(r, .)|) (0 for an all-zero row), rounded and reduced
-    modulo each modulus; columns [cols, ld) are zeros.  bad: an int32 CuPy
+            route: str | None = None, stats=None, n_moduli: int = U.INT8X_MODULI):
+    """(int8 planes (n_moduli, rows, ld), int32 exponents (rows,)): row r of X
+    (rows of x for axis=1, columns for axis=0) scaled by 2^e_r, e_r from the
+    row's norm bound (reference.exponents; 0 for an all-zero row), rounded
+    and reduced modulo each modulus; columns [cols, ld) are zeros.  bad: an int32 CuPy
     array whose element 0 the kernels set to 1 if x holds Inf or NaN (not
     read back here: no synchronisation).  route: "rows" or "tiles" forces
     one (tests); None picks route_for(strides).  stats: a uint64 CuPy array
@@ -200,14 +203,18 @@ def convert(x, axis: int, bits: int, bad=None, ld: int | None = None,
     onwards, word 0 is left to `bad`); None: a scratch one; False: the
     kernels skip the statistics (timing the check's cost)."""
     import cupy
-    n = U.INT8X_MODULI
+    n = n_moduli
+    if n not in U.INT8X_COUNTS:
+        raise ValueError(f"int8x.convert: n_moduli={n}: the kernels are built for "
+                         f"{U.INT8X_COUNTS}")
     rows, cols, sr, sc = _as_rows(x, axis)
     ld = ld or padded_k(cols)
     if ld % U.INT8_K_ALIGN or ld < cols:
         raise ValueError(f"int8x.convert: ld={ld} must be a multiple of {U.INT8_K_ALIGN} "
                          f"and >= {cols}")
-    if bits < 2 or bits > 31:
-        raise ValueError(f"int8x.convert: bits={bits} must be in [2, 31] (moduli.budget)")
+    if bits < 18 or bits > 31:
+        raise ValueError(f"int8x.convert: bits={bits} must be in [18, 31] (the "
+                         f"scaling's exponent range, 40_int8x.cu scaled())")
     route = pick_route(rows, cols, sr, sc, route)
     if bad is None:
         bad = cupy.zeros(1, cupy.int32)
@@ -219,16 +226,17 @@ def convert(x, axis: int, bits: int, bad=None, ld: int | None = None,
     st_ptr = 0 if stats is False else stats.data.ptr
     out = cupy.empty((n, rows, ld), cupy.int8)
     e = cupy.empty(rows, cupy.int32)
-    scratch = (0, 0, 0)
+    scratch = (0, 0, 0, 0)
     if route == "tiles" and rows:
         maxbits = cupy.zeros(rows, cupy.uint32)
+        norm = cupy.zeros(rows, cupy.uint64)
         row_units = cupy.zeros(rows, cupy.uint64) if st_ptr else None
         row_cnt = cupy.zeros((len(BD.THRESHOLDS), rows), cupy.uint32) if st_ptr else None
         scratch = (maxbits.data.ptr, row_units.data.ptr if st_ptr else 0,
-                   row_cnt.data.ptr if st_ptr else 0)
+                   row_cnt.data.ptr if st_ptr else 0, norm.data.ptr)
     for spec, grid, args in convert_launches(route, rows, cols, x.data.ptr, sr, sc, bits,
                                              e.data.ptr, bad.data.ptr, st_ptr,
-                                             out.data.ptr, ld, *scratch):
+                                             out.data.ptr, ld, *scratch, n_moduli=n):
         _launch(spec, grid, args)
     return out, e
 
@@ -243,16 +251,16 @@ def exponents(x, axis: int, bits: int, route: str | None = None):
     return e, bool(int(bad[0]))
 
 
-def summaries(a, b, route: str | None = None):
+def summaries(a, b, route: str | None = None, n_moduli: int = U.INT8X_MODULI):
     """(bound.Summary of a's rows, of b's columns) as gemm() gathers them,
     for a k-deep product (tests; one synchronisation)."""
     k = a.shape[1]
-    bud = M.budget(U.INT8X_MODULI, max(k, 1))
+    bud = M.budget(n_moduli, max(k, 1))
     words = summary_words()
     flags = words.view(np.int32).reshape(-1)
-    convert(a, 1, bud.alpha, flags[0:1], route=route, stats=words[0])
+    convert(a, 1, bud.alpha, flags[0:1], route=route, stats=words[0], n_moduli=n_moduli)
     convert(b, 0, bud.beta, flags[BD.WORDS * 2:BD.WORDS * 2 + 1], route=route,
-            stats=words[1])
+            stats=words[1], n_moduli=n_moduli)
     w = words.get()
     return BD.Summary.from_words(w[0]), BD.Summary.from_words(w[1])
 
@@ -379,13 +387,15 @@ def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None, 
     ncols), C'_l mod p_l; byte_planes() makes them from integer planes);
     returns C = alpha C' 2^-(mu_i+nu_j) + beta c (float32 m x ncols): out
     (unit stride down columns; c may be out itself) or a new Fortran-ordered
-    array."""
+    array.  n, the planes' count, is the moduli count: mods = constants(n)."""
     import cupy
     n, m, ncols = planes.shape
-    if n != U.INT8X_MODULI or planes.dtype != cupy.uint8:
-        raise ValueError(f"int8x.garner: planes must be uint8 ({U.INT8X_MODULI}, m, n), got "
-                         f"{planes.dtype} {planes.shape} (byte_planes() converts integer "
-                         f"planes)")
+    if n not in U.INT8X_COUNTS or planes.dtype != cupy.uint8:
+        raise ValueError(f"int8x.garner: planes must be uint8 (n, m, n) with n in "
+                         f"{U.INT8X_COUNTS}, got {planes.dtype} {planes.shape} (byte_planes() "
+                         f"converts integer planes)")
+    if mods.size != len(M.kernel_constants(M.moduli(n))):
+        raise ValueError(f"int8x.garner: mods must be constants({n}) for {n} planes")
     st = planes.strides
     ld = padded_rows(m)
     # the kernel reads 4 rows at a time from 4-byte-aligned columns of ld rows
@@ -398,7 +408,7 @@ def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None, 
         raise ValueError("int8x.garner: beta != 0 needs c")
     out = output_array(m, ncols, c, beta, out)
     if m * ncols:
-        _launch(U.INT8X_GARNER, garner_grid(m, ncols),
+        _launch(U.INT8X_GARNER_BY_N[n], garner_grid(m, ncols),
                 garner_args(m, ncols, planes.data.ptr, st[2], st[0], mods.data.ptr, mu.data.ptr,
                             nu.data.ptr, alpha, beta, out.data.ptr, out.strides[1] // 4))
     return out

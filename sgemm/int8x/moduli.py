@@ -6,12 +6,17 @@ residues (-p/2, p/2] fit int8 and the product P of N of them is as large as
 N bytes allow (P ~ 2^(8N - small)).
 
 Exactness: the integer product C' = A'B' is recovered exactly when every
-|C'_ij| < P/2.  With |A'_ik| < 2^alpha and |B'_kj| < 2^beta,
-|C'_ij| < K 2^(alpha+beta), so alpha + beta + log2(K) <= log2(P) - 1
-suffices.  The INT8 products themselves are exact in INT32 while
-K * 128 * 128 < 2^31, i.e. K <= 131071 per accumulation; the GEMM kernel
-(41_int8_mma.cu) reduces its accumulators modulo p after every such chunk,
-so any K works and the bit budget below is the only limit on depth.
+|C'_ij| < P/2.  By Cauchy-Schwarz |C'_ij| <= ||A'_i.|| ||B'_.j||, so with
+every row of A' under 2^alpha in 2-norm and every column of B' under 2^beta
+(the scaling, reference.py, puts each row's norm bound at most at 2^alpha
+before the rounding, which adds at most sqrt(k)/2 <= 2^(beta - 11)), alpha +
+beta = bitlen(P/2) - 1 suffices: |C'| <= (1 + 2^-11)^2 2^(bitlen(P/2) - 1) <
+(1 + 2^-9) 2^(bitlen(P/2) - 1), below P/2 with the margin crt_margin states.
+No factor k: the depth costs bits only through the norms themselves, as
+FP32's own error grows with them.  The INT8 products themselves are exact in INT32
+while K * 128 * 128 < 2^31, i.e. K <= 131071 per accumulation; the GEMM
+kernels reduce their accumulators modulo p after every such chunk, so any K
+works.
 """
 from __future__ import annotations
 
@@ -44,9 +49,16 @@ def product(ms) -> int:
     return math.prod(ms)
 
 
+# The scaling also keeps each row's largest entry below 2^(ENTRY_BITS + 1)
+# = 2^31 (the residue kernels' 32-bit path): a row scaled by its norm
+# bound alone could reach 2^alpha = 2^31 in one entry.
+ENTRY_BITS = 30
+
+
 @dataclass(frozen=True)
 class Budget:
-    """Bits of A' and B' (magnitudes below 2^alpha, 2^beta) for depth k."""
+    """Bits of the row norms of A' and column norms of B' (below 2^alpha,
+    2^beta) for n moduli at depth k."""
     n: int
     k: int
     alpha: int
@@ -57,16 +69,21 @@ class Budget:
         return self.alpha + self.beta
 
 
+ROUNDING_SLACK = 11      # the rounding of k entries, sqrt(k)/2, stays below 2^(beta - 11)
+
+
 def budget(n: int, k: int) -> Budget:
-    """Split log2(P) - 1 - ceil(log2 k) bits between A' and B' (A' gets the
-    odd one).  Raises when fewer than 2 bits each would be left."""
+    """Split bitlen(P/2) - 1 bits between A' and B' (A' gets the odd one).
+    Raises when the rounding of k entries could pass 2^-11 of the smaller
+    share (sqrt(k)/2 > 2^(beta - 11): k > 2^34 for 7 moduli, 2^42 for 8)."""
     if k < 1:
         raise ValueError(f"budget: k must be >= 1, got {k}")
-    free = (product(moduli(n)) // 2).bit_length() - 1 - math.ceil(math.log2(k))
-    if free < 4:
-        raise ValueError(f"budget: {n} moduli leave {free} bits for k = {k}; use more moduli")
-    beta = free // 2
-    return Budget(n, k, free - beta, beta)
+    free = (product(moduli(n)) // 2).bit_length() - 1
+    alpha, beta = free - free // 2, free // 2
+    if beta < ROUNDING_SLACK or k > 1 << (2 * (beta - ROUNDING_SLACK) + 2):
+        raise ValueError(f"budget: {n} moduli leave {beta} bits for B', too few for k = {k}; "
+                         f"use more moduli")
+    return Budget(n, k, alpha, beta)
 
 
 @lru_cache(maxsize=None)
@@ -101,11 +118,12 @@ def crt_weights(ms: tuple[int, ...]) -> tuple[int, ...]:
 
 def crt_margin(ms: tuple[int, ...]) -> float:
     """The least distance from sum_l r_l E_l / P to a half-integer, over
-    every C' the budget allows: 1/2 - max |C'| / P, max |C'| =
-    2^(bitlen(P/2) - 1) (see budget).  int8x_garner's FP32 quotient is
-    within 2e-3 of that sum, so it rounds to the right q when this is larger."""
+    every C' the budget allows: 1/2 - max |C'| / P, max |C'| < (1 + 2^-9)
+    2^(bitlen(P/2) - 1) (see the module's docstring).  int8x_garner's FP32
+    quotient is within 2e-3 of that sum, so it rounds to the right q when
+    this is larger."""
     P = product(ms)
-    return 0.5 - 2 ** ((P // 2).bit_length() - 1) / P
+    return 0.5 - (1 + 2.0 ** -9) * 2 ** ((P // 2).bit_length() - 1) / P
 
 
 def residue_offset(p: int) -> int:

@@ -5,9 +5,12 @@
 
 Steps, each as a kernel will do it:
 
-1. exponents: mu_i for row i of A, nu_j for column j of B, so that
-   max|A_i.| 2^mu_i < 2^alpha (and B likewise, beta): budget() in moduli.py;
-2. A' = rint(A 2^mu), B' = rint(2^nu B): integers, |A'| <= 2^alpha;
+1. exponents: mu_i for row i of A, nu_j for column j of B, so that a bound
+   on the row's 2-norm (norm_bounds) times 2^mu_i is at most 2^alpha (B
+   likewise, beta: budget() in moduli.py) and the row's largest entry
+   stays below 2^31;
+2. A' = rint(A 2^mu), B' = rint(2^nu B): integers, ||A'_i.|| <= 2^alpha +
+   sqrt(k)/2;
 3. residues: A'_l = symmetric(A' mod p_l) as int8, B'_l likewise;
 4. C'_l = A'_l B'_l exactly (int64 here; INT32 on the GPU, where K deeper
    than one exact INT32 sum is folded modulo p_l, so the GPU's planes are
@@ -19,7 +22,9 @@ Steps, each as a kernel will do it:
 
 Accuracy comes from step 2 alone: each entry of a row of A is rounded to a
 multiple of 2^-mu_i, an absolute error of at most 2^(-alpha-1) of the
-row's largest magnitude (B: of the column's).  Rows or columns whose
+row's norm bound (B: of the column's); a row of k entries of similar size
+has a norm near sqrt(k) times its entries, which is how the error grows with
+k, as FP32's does.  Rows or columns whose
 entries span a wide range lose the small entries' relative accuracy (the
 scaling is per row and column, not per entry); bound.py decides from a few
 statistics per row and column whether the result keeps FP32's
@@ -50,12 +55,47 @@ class Parts:
     digits: list              # per modulus, (m, n) int64 mixed-radix digits
 
 
+def norm_sums(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """(E, S) per row (axis=1) or column (axis=0), as norm_bounds defines
+    them (S is what 40_int8x.cu sums into a row's norm word)."""
+    x = np.abs(np.asarray(x, np.float32))
+    if axis == 0:
+        x = x.T
+    rows = x.shape[0]
+    if x.shape[1] == 0:
+        return np.full(rows, -127, np.int64), np.zeros(rows, np.int64)
+    e = (x.max(axis=1).view(np.uint32) >> 23).astype(np.int64) - 127
+    x64 = x.astype(np.float64)
+    units = np.ceil(x64 * x64 * np.ldexp(1.0, 20 - 2 * e)[:, None])
+    return e, np.where(x != 0, np.maximum(units, 1.0), 0.0).sum(axis=1).astype(np.int64)
+
+
+def gap(s: int) -> int:
+    """D = t - 10 for the least t with 4^t >= s (s >= 1; 0 for s = 0)."""
+    return ((int(s) - 1).bit_length() + 1) // 2 - 10 if s else 0
+
+
+def norm_bounds(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """(E, D) per row (axis=1) or column (axis=0): E the binade of the
+    largest magnitude from its float bits (bound.binade: -127 for a
+    subnormal or zero one), D the gap with ||x_i.||_2 <= 2^(E_i + D_i):
+    S_i = sum over nonzero entries of max(ceil(x^2 2^(20 - 2 E_i)), 1), an
+    integer upper bound on ||x_i.||^2 / 4^E_i in units of 2^-20, and D_i =
+    t_i - 10 for the least t_i with 4^t_i >= S_i (0 for an all-zero row), as
+    40_int8x.cu's sq_unit and norm_gap compute them (exactly: x^2 of a
+    float32 is exact in float64)."""
+    e, s = norm_sums(x, axis)
+    return e, np.array([gap(v) for v in s], np.int64)
+
+
 def exponents(x: np.ndarray, axis: int, bits: int) -> np.ndarray:
-    """Per-row (axis=1) or per-column (axis=0) e with max|x| 2^e < 2^bits
-    (0 for an all-zero row or column)."""
-    amax = np.max(np.abs(x), axis=axis) if x.shape[axis] else np.zeros(x.shape[1 - axis])
-    _, e = np.frexp(amax)                     # amax = f 2^e, f in [0.5, 1)
-    return np.where(amax > 0, bits - e, 0).astype(np.int64)
+    """Per-row (axis=1) or per-column (axis=0) e = min(bits - D, ENTRY_BITS)
+    - E (norm_bounds): 2^e times the row's norm bound is at most 2^bits, and
+    2^e times its largest entry below 2^(ENTRY_BITS + 1) (0 for an all-zero
+    row or column)."""
+    e, d = norm_bounds(x, axis)
+    live = np.max(np.abs(x), axis=axis) > 0 if x.shape[axis] else np.zeros(len(e), bool)
+    return np.where(live, np.minimum(bits - d, M.ENTRY_BITS) - e, 0).astype(np.int64)
 
 
 def to_integers(x: np.ndarray, e: np.ndarray, axis: int) -> np.ndarray:

@@ -1,8 +1,9 @@
 """The integer engine behind the public entry points, beside the planner.
 
-    sgemm.gemm(a, b, precision="int8x")   # Ozaki scheme II on INT8 tensor cores
-    sgemm.gemm(a, b, precision="fp32")    # FP32 accuracy at the best speed:
-                                          # int8x from CROSSOVER on, tf32x3 below
+    sgemm.gemm(a, b, precision="int8x")   # Ozaki scheme II on INT8 tensor cores, 8 moduli
+    sgemm.gemm(a, b, precision="fp32")    # FP32 accuracy at the best speed: the engine
+                                          # from CROSSOVER on (7 moduli where its scaling
+                                          # check passes with 7, else 8), tf32x3 below
     sgemm.int8x.gemm(a, b, c, alpha, beta, trans_a, trans_b)   # the same, int8x always (api.gemm)
 
 Plan (sgemm/plan.py) validates every argument as for the other precisions,
@@ -26,11 +27,13 @@ as FP32 does.  Not yet: batched operands, bias= and activation= (each
 raises ArgumentError naming the argument).
 
 Wide exponent ranges: rows of A or columns of B whose entries span many
-binades keep an error bounded by their largest entry (per-row scaling), not
-per entry.  The conversion gathers a few statistics per row and column and
+binades keep an error bounded by their norm (per-row scaling), not per
+entry.  The conversion gathers a few statistics per row and column and
 the pipeline's one synchronisation reads them with the Inf/NaN flags
 (sgemm/int8x/bound.py): where they cannot prove FP32's componentwise bound,
-precision="fp32" runs tf32x3 instead, before anything is written, and
+precision="fp32" runs 8 moduli if the same statistics pass with 8's budget
+(and starts there on its next call), else tf32x3, before anything is
+written, and
 precision="int8x" runs the engine as asked and warns
 (Int8xAccuracyWarning; `warnings.simplefilter("error", ...)` makes it an
 exception).
@@ -41,11 +44,18 @@ from ..errors import ArgumentError
 
 # precision="fp32" takes the integer engine when min(m, n, k) >= CROSSOVER on
 # sm_90a (wgmma s8), tf32x3 otherwise.  Through sgemm.gemm on an H200
-# (bench/results/int8-crossover-h200-2026-11-29.json): the engine ran 115.2,
-# 132.0 and 143.3 TFLOPS at 4096^3, 5120^3 and 6144^3 against tf32x3's 108.8,
-# 104.3 and 104.6, so it wins from 4096 on; below 4096 it is not measured.
-CROSSOVER = 4096
+# (bench/results/int8-crossover-moduli-h200-2026-11-29.json, N(0,1) squares,
+# so 7 moduli): the engine ran 69.3, 88.4, 105.3, 117.2 and 129.7 TFLOPS at
+# 2048^3, 2560^3, 3072^3, 3584^3 and 4096^3 against tf32x3's 108.7, 90.2,
+# 100.2, 111.5 and 106.8, so it wins from 3072 on.
+CROSSOVER = 3072
 INT8X_ARCHS = ("sm_90a",)     # the mma.sync pipeline (68 TFLOPS at 8192^3) never wins
+# Moduli counts: "int8x" runs 8 (the most accurate the kernels are built
+# for); "fp32" tries 7 first -- an eighth fewer INT8 products, which is an
+# eighth less time where the call is held at the power cap -- and 8 where
+# the scaling check passes only there (sgemm/int8x/bound.py).
+INT8X_MODULI = 8
+FP32_MODULI = (7, 8)
 
 
 def takes_fp32(m: int, n: int, k: int, arch: str) -> bool:
@@ -112,25 +122,55 @@ class _Engine:
             m, n, sa, sb, ldc = n, m, sb[::-1], sa[::-1], C.strides[0]
         else:
             ldc = C.strides[1]
-        # "fp32" promises FP32 accuracy whatever the engine: a failed scaling
-        # check sends the call to tf32x3; "int8x" names the engine: it runs, warned
-        self.runner = runner.Runner(plan.device.id, m, n, k, sa, sb, ldc, plan.alpha, plan.beta,
-                                    "raise" if asked == "fp32" else "warn", keep=True)
+        # "fp32" promises FP32 accuracy whatever the engine: the fewest moduli
+        # whose scaling check passes, else tf32x3; "int8x" names the engine:
+        # its 8 moduli run, warned where the check fails
+        self._make = lambda count, on_loss: runner.Runner(
+            plan.device.id, m, n, k, sa, sb, ldc, plan.alpha, plan.beta, on_loss, keep=True,
+            n_moduli=count)
+        self.k = k
+        self.counts = FP32_MODULI if asked == "fp32" else (INT8X_MODULI,)
+        self.runners = {}
+        self.on_loss = "raise" if asked == "fp32" else "warn"
+        self._runner(self.counts[0])         # built with the plan; the next only if needed
+
+    def _runner(self, count: int):
+        r = self.runners.get(count)
+        if r is None:
+            r = self.runners[count] = self._make(count, self.on_loss)
+        return r
 
     def replay(self, ptrs, stream: int, arrays) -> None:
-        from .bound import ScalingLoss
+        from . import bound as BD
+        from . import moduli as M
         from .device import NonFiniteInput
         pa, pb = (ptrs[1], ptrs[0]) if self.swap else (ptrs[0], ptrs[1])
+        r = self._runner(self.counts[0])
         try:
-            self.runner(pa, pb, ptrs[2], stream)
-        except (NonFiniteInput, ScalingLoss):
-            # Inf/NaN have no integer form, or the scaling cannot hold the
-            # data to FP32 accuracy; C is untouched so far.  A tf32x3 plan of
-            # the plan's own class: the engine sits below the planner and the
-            # plan cache (both import this module), so it imports neither
-            a, b, c = arrays
-            self.plan_cls(a, b, c, alpha=self.alpha, beta=self.beta, trans_a=self.ta,
-                          trans_b=self.tb, precision="tf32x3", stream=stream).execute()
+            r(pa, pb, ptrs[2], stream)
+            return
+        except NonFiniteInput:
+            pass
+        except BD.ScalingLoss:
+            # The statistics do not depend on the moduli: a larger count runs
+            # only where its budget passes the same check, and the plan then
+            # starts there (the data of one call site tend to keep their
+            # ranges); the smaller count's runner and workspace go
+            sa, sb = r.summaries
+            nxt = next((c for c in self.counts[1:] if BD.holds(
+                sa, sb, self.k, M.budget(c, self.k).alpha, M.budget(c, self.k).beta)), None)
+            if nxt is not None:
+                del self.runners[self.counts[0]]
+                self.counts = (nxt,)
+                self._runner(nxt)(pa, pb, ptrs[2], stream)
+                return
+        # Inf/NaN have no integer form, or the scaling cannot hold the data
+        # to FP32 accuracy at any count; C is untouched so far.  A tf32x3 plan
+        # of the plan's own class: the engine sits below the planner and the
+        # plan cache (both import this module), so it imports neither
+        a, b, c = arrays
+        self.plan_cls(a, b, c, alpha=self.alpha, beta=self.beta, trans_a=self.ta,
+                      trans_b=self.tb, precision="tf32x3", stream=stream).execute()
 
 
 def _runner(plan, A, B, C, ta: bool, tb: bool, asked: str = "int8x"):

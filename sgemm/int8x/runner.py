@@ -15,7 +15,7 @@ its workspace kept between calls.
 One call, in stream order: the two operand summaries set from a kept
 template (one copy) and the tiles route's per-row scratch zeroed (one
 memset, where an operand takes that route); the conversions; the summaries
-(Inf/NaN flags and the scaling check's statistics, 128 bytes) copied into
+(Inf/NaN flags and the scaling check's statistics, 144 bytes) copied into
 pinned host memory and an event recorded behind them; then the INT8 GEMMs
 are launched, and only then does the host wait -- for the event, not the
 stream -- to read the summaries, decide, and launch Garner, which queues
@@ -31,8 +31,8 @@ nobody uses; after such a failure the runner waits for the check before
 launching the GEMMs, until a call passes again, so data that keeps failing
 pays for the wait, not for the GEMMs.
 
-Workspace: ``nbytes`` (``layout``: device.workspace_bytes plus 128 bytes of
-summaries and, per operand converted by the tiles route, 36 bytes a row of
+Workspace: ``nbytes`` (``layout``: device.workspace_bytes plus 144 bytes of
+summaries and, per operand converted by the tiles route, 44 bytes a row of
 scratch; regions 256-byte aligned).  ``keep=False``: one buffer from CuPy's
 pool per call, back to the pool on return (allocated on the call's stream,
 so the pool hands it out again only behind that stream's work).
@@ -72,20 +72,22 @@ SUMMARY_BYTES = 2 * BD.WORDS * 8            # both operands' summaries (uint64 w
 ALIGN = 256
 
 
-def layout(m: int, n: int, k: int, tiles_a: bool, tiles_b: bool) -> dict:
+def layout(m: int, n: int, k: int, tiles_a: bool, tiles_b: bool,
+           n_moduli: int = U.INT8X_MODULI) -> dict:
     """Byte offsets of the workspace's regions and "total": residue planes
-    pa (8 x m x K16) and pb (8 x n x K16), byte planes of C' (8 x n x M16),
+    pa (N x m x K16) and pb (N x n x K16), byte planes of C' (N x n x M16),
     exponents mu (m) and nu (n), the summaries (A's words, then B's), then
     the tiles route's scratch of each operand that takes it (units uint64,
-    maxbits uint32, counts uint32 x len(THRESHOLDS), per row), which is
-    zeroed per call as one region [zero, total)."""
-    nm, kp = U.INT8X_MODULI, D.padded_k(k)
+    norm uint64, maxbits uint32, counts uint32 x len(THRESHOLDS), per row),
+    which is zeroed per call as one region [zero, total)."""
+    nm, kp = n_moduli, D.padded_k(k)
     regions = [("pa", nm * m * kp), ("pb", nm * n * kp), ("planes", nm * n * D.padded_rows(m)),
                ("mu", 4 * m), ("nu", 4 * n), ("words", SUMMARY_BYTES)]
     zero = []
     for name, rows, on in (("a", m, tiles_a), ("b", n, tiles_b)):
         if on:
-            zero += [("units_" + name, 8 * rows), ("maxbits_" + name, 4 * rows),
+            zero += [("units_" + name, 8 * rows), ("norm_" + name, 8 * rows),
+                     ("maxbits_" + name, 4 * rows),
                      ("counts_" + name, 4 * len(BD.THRESHOLDS) * rows)]
     out, at = {}, 0
     for name, size in regions + zero:
@@ -137,7 +139,7 @@ class Runner:
     """The pipeline for a (m x k) @ b (k x n) into a column-major out, on one
     device: sa, sb the operands' (row, column) strides in elements, ldc
     out's column stride in elements.  kernel/config choose the INT8 GEMM
-    (device.gemm_choice).  Call it with the three addresses and a stream
+    (device.gemm_choice); n_moduli the moduli count (U.INT8X_COUNTS).  Call it with the three addresses and a stream
     handle; it raises NonFiniteInput or ScalingLoss (on_loss="raise")
     before Garner, with out untouched, and warns Int8xAccuracyWarning under
     on_loss="warn".  ``before_garner``: a callable run once the inputs are
@@ -146,7 +148,8 @@ class Runner:
 
     def __init__(self, device: int, m: int, n: int, k: int, sa, sb, ldc: int, alpha: float,
                  beta: float, on_loss: str = "raise", kernel: str = "auto",
-                 config: str | None = None, keep: bool = False):
+                 config: str | None = None, keep: bool = False,
+                 n_moduli: int = U.INT8X_MODULI):
         import cupy
         from ..runtime import device as devmod
         if on_loss not in ("raise", "warn", "ignore"):
@@ -154,10 +157,14 @@ class Runner:
                              f"'ignore'")
         self.device, self.m, self.n, self.k = device, m, n, k
         self.on_loss, self.keep = on_loss, keep
-        self.budget = bud = M.budget(U.INT8X_MODULI, k)
+        if n_moduli not in U.INT8X_COUNTS:
+            raise ValueError(f"int8x.gemm: n_moduli={n_moduli}: the kernels are built for "
+                             f"{U.INT8X_COUNTS}")
+        self.n_moduli = nm = n_moduli
+        self.budget = bud = M.budget(nm, k)
         # rows of a are a's rows; rows of the matrix b is converted as are b's columns
         self.routes = ra, rb = D.pick_route(m, k, sa[0], sa[1]), D.pick_route(n, k, sb[1], sb[0])
-        lay = layout(m, n, k, ra == "tiles", rb == "tiles")
+        lay = layout(m, n, k, ra == "tiles", rb == "tiles", nm)
         self.nbytes = lay["total"]
         self._words, self._zero = lay["words"], (lay["zero"], lay["total"] - lay["zero"])
         check = on_loss != "ignore"
@@ -167,11 +174,11 @@ class Runner:
             return Ptr(WS, lay[name] + extra)
 
         def scratch(name, on):
-            return (ws("maxbits_" + name), ws("units_" + name), ws("counts_" + name)) if on \
-                else (0, 0, 0)
+            return (ws("maxbits_" + name), ws("units_" + name), ws("counts_" + name),
+                    ws("norm_" + name)) if on else (0, 0, 0, 0)
         with cupy.cuda.Device(device):
             dev = devmod.info(device)
-            mods = D.constants().data.ptr
+            mods = D.constants(nm).data.ptr
             self._template = D.summary_template()     # held while its address is in use
             self._template_ptr = self._template.data.ptr
             spec, p = D.gemm_choice(kernel, config)
@@ -179,16 +186,16 @@ class Runner:
             self._event = rt.eventCreateWithFlags(rt.eventDisableTiming)
         conv = (D.convert_launches(ra, m, k, Ptr(A, 0), sa[0], sa[1], bud.alpha, ws("mu"),
                                    ws("words"), ws("words") if check else 0, ws("pa"), kp,
-                                   *scratch("a", ra == "tiles"))
+                                   *scratch("a", ra == "tiles"), n_moduli=nm)
                 + D.convert_launches(rb, n, k, Ptr(B, 0), sb[1], sb[0], bud.beta, ws("nu"),
                                      ws("words", wb), ws("words", wb) if check else 0,
-                                     ws("pb"), kp, *scratch("b", rb == "tiles")))
+                                     ws("pb"), kp, *scratch("b", rb == "tiles"), n_moduli=nm))
         mp = D.padded_rows(m)
         self._convert = _prepare([(s_, g, a, None) for s_, g, a in conv], dev)
         self._gemm, self._garner = _prepare([
-            (spec, spec.grid_for(m, n, U.INT8X_MODULI, p),
+            (spec, spec.grid_for(m, n, nm, p),
              D.int8_gemm_args(p, m, n, kp, ws("pa"), ws("pb"), mods, ws("planes")), p),
-            (U.INT8X_GARNER, D.garner_grid(m, n),
+            (U.INT8X_GARNER_BY_N[nm], D.garner_grid(m, n),
              D.garner_args(m, n, ws("planes"), mp, n * mp, mods, ws("mu"), ws("nu"), alpha, beta,
                            Ptr(OUT, 0), ldc), None)], dev)
         self._pinned = cupy.cuda.alloc_pinned_memory(SUMMARY_BYTES)
@@ -199,6 +206,7 @@ class Runner:
         self._ws = None               # the kept workspace (keep=True), once allocated
         self._ws_stream = None        # the stream it belongs to
         self.speculate = True         # launch the GEMMs before the check (see the docstring)
+        self.summaries = None         # (a's, b's) bound.Summary of the last call
 
     def __call__(self, a: int, b: int, out: int, stream: int, before_garner=None) -> None:
         from ..runtime import device as devmod
@@ -237,6 +245,7 @@ class Runner:
         warn (on_loss="warn"), from the summaries just read."""
         w = self._host.tolist()
         sa, sb = BD.Summary.from_words(w[:BD.WORDS]), BD.Summary.from_words(w[BD.WORDS:])
+        self.summaries = sa, sb      # the same for any moduli count (route.py reads them)
         if sa.bad or sb.bad:
             self.speculate = False
             raise D.NonFiniteInput("int8x.gemm: Inf or NaN in " + ("a" if sa.bad else "b") +
@@ -337,7 +346,7 @@ MAX_RUNNERS = 16
 
 
 def for_arrays(a, b, out, alpha: float, beta: float, on_loss: str, kernel: str,
-               config: str | None) -> Runner:
+               config: str | None, n_moduli: int = U.INT8X_MODULI) -> Runner:
     """gemm's runner (keep=False) for CuPy arrays a, b and out, built
     on first use and kept per problem (FIFO, MAX_RUNNERS)."""
     import cupy
@@ -347,10 +356,12 @@ def for_arrays(a, b, out, alpha: float, beta: float, on_loss: str, kernel: str,
     sa = (a.strides[0] // 4, a.strides[1] // 4)
     sb = (b.strides[0] // 4, b.strides[1] // 4)
     ldc = out.strides[1] // 4
-    key = (dev, m, n, k, sa, sb, ldc, float(alpha), float(beta), on_loss, kernel, config)
+    key = (dev, m, n, k, sa, sb, ldc, float(alpha), float(beta), on_loss, kernel, config,
+           n_moduli)
     r = _cache.get(key)
     if r is None:
-        r = Runner(dev, m, n, k, sa, sb, ldc, alpha, beta, on_loss, kernel, config)
+        r = Runner(dev, m, n, k, sa, sb, ldc, alpha, beta, on_loss, kernel, config,
+                   n_moduli=n_moduli)
         if len(_cache) >= MAX_RUNNERS:
             _cache.pop(next(iter(_cache)), None)
         _cache[key] = r
@@ -361,8 +372,7 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
          n_moduli: int = U.INT8X_MODULI, config: str | None = None, kernel: str = "auto",
          out=None, on_loss: str = "raise"):
     """C = alpha a @ b + beta c through the integer pipeline (Ozaki scheme II,
-    8 moduli: FP32-level accuracy for k up to a few thousand, see
-    moduli.budget).  a (m x k), b (k x n), c (m x n): float32 CuPy arrays of
+    n_moduli 8 or 7, see moduli.budget and docs/accuracy.md).  a (m x k), b (k x n), c (m x n): float32 CuPy arrays of
     any strides (a column-major problem's Fortran-ordered operands are read
     in place).  kernel/config choose the INT8 GEMM (int8_gemm).  Returns a
     new Fortran-ordered float32 (m, n) array, or out (float32 (m, n), unit
@@ -386,9 +396,6 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
     import cupy
     if on_loss not in ("raise", "warn", "ignore"):
         raise ValueError(f"int8x.gemm: on_loss={on_loss!r} must be 'raise', 'warn' or 'ignore'")
-    if n_moduli != U.INT8X_MODULI:
-        raise ValueError(f"int8x.gemm: n_moduli={n_moduli}: the kernels are built for "
-                         f"{U.INT8X_MODULI}")
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"int8x.gemm: shapes {a.shape} and {b.shape} do not multiply")
     for name, x in (("a", a), ("b", b)) + ((("c", c),) if c is not None else ()):
@@ -416,6 +423,6 @@ def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
         # out is not written before the inputs are found finite: c goes
         # into it once the runner has checked them, before Garner
         fill = (lambda: out.__setitem__(Ellipsis, c)) if beta != 0.0 and c is not out else None
-    r = for_arrays(a, b, out, alpha, beta, on_loss, kernel, config)
+    r = for_arrays(a, b, out, alpha, beta, on_loss, kernel, config, n_moduli)
     r(a.data.ptr, b.data.ptr, out.data.ptr, cupy.cuda.get_current_stream().ptr, fill)
     return out

@@ -32,25 +32,41 @@ PACK = KernelSpec(
 
 def _int8x(name: str, function: str, title: str) -> KernelSpec:
     """The integer engine's conversion and reconstruction kernels
-    (40_int8x.cu), for the default 8 moduli; launched by sgemm/int8x/device.py."""
+    (40_int8x.cu); launched by sgemm/int8x/device.py."""
     return KernelSpec(id=-40, name=name, source="40_int8x.cu", function=function,
                       title=title, seed="Ozaki scheme II (arXiv 2504.08009)",
                       template_fields=(), configs={"default": TileParams(threads=256)},
                       plain=True)
 
 
+# The moduli counts the kernels are built for: 8 for precision="int8x", 7
+# where precision="fp32"'s scaling check holds with one fewer (sgemm/int8x/
+# route.py).  The kernels that depend on the count are one spec per count.
 INT8X_MODULI = 8
-INT8X_CONVERT = _int8x("int8x_convert_rows", f"int8x_convert_rows<{INT8X_MODULI}>",
-                       "rows to int8 residue planes in one read: exponent, scaling, residues")
+INT8X_FEWER_MODULI = 7
+INT8X_COUNTS = (INT8X_FEWER_MODULI, INT8X_MODULI)
+
+
+def _per_count(name: str, title: str) -> dict[int, KernelSpec]:
+    return {n: _int8x(name if n == INT8X_MODULI else f"{name}_{n}", f"{name}<{n}>",
+                      f"{title} ({n} moduli)") for n in INT8X_COUNTS}
+
+
+INT8X_CONVERT_BY_N = _per_count("int8x_convert_rows", "rows to int8 residue planes in one "
+                                "read: exponent from the norm bound, scaling, residues")
 INT8X_ROWMAX = _int8x("int8x_rowmax", "int8x_rowmax",
                       "row maxima of a column-strided operand and a non-finite flag")
-INT8X_RESIDUES = _int8x("int8x_residues", f"int8x_residues<{INT8X_MODULI}>",
-                        "scaled integers to int8 residue planes, one per modulus, from row "
-                        "maxima")
+INT8X_ROWNORM = _int8x("int8x_rownorm", "int8x_rownorm",
+                       "row norm bounds of a column-strided operand, scaled by its row maxima")
+INT8X_RESIDUES_BY_N = _per_count("int8x_residues", "scaled integers to int8 residue planes, "
+                                 "one per modulus, from row maxima and norm bounds")
 INT8X_ROW_STATS = _int8x("int8x_row_stats", "int8x_row_stats",
                          "per-row scaling statistics into an operand's summary (tiles route)")
-INT8X_GARNER = _int8x("int8x_garner", f"int8x_garner<{INT8X_MODULI}>",
-                      "residues of C' to FP32 (Garner), unscaled, alpha/beta")
+INT8X_GARNER_BY_N = _per_count("int8x_garner", "residues of C' to FP32 (Garner), unscaled, "
+                               "alpha/beta")
+INT8X_CONVERT = INT8X_CONVERT_BY_N[INT8X_MODULI]
+INT8X_RESIDUES = INT8X_RESIDUES_BY_N[INT8X_MODULI]
+INT8X_GARNER = INT8X_GARNER_BY_N[INT8X_MODULI]
 
 
 # ---- the INT8 GEMM over residue planes (41_int8_mma.cu) ----
@@ -221,6 +237,6 @@ def int8_gemm_spec(arch: str, kernel: str = "auto") -> Int8GemmSpec:
     return INT8X_WGMMA if kernel == "wgmma" else INT8X_GEMM
 
 
-UTILITY = [SCALE, PACK, INT8X_CONVERT, INT8X_ROWMAX, INT8X_RESIDUES, INT8X_ROW_STATS,
-           INT8X_GARNER, INT8X_GEMM,
-           INT8X_WGMMA]
+UTILITY = [SCALE, PACK, *INT8X_CONVERT_BY_N.values(), INT8X_ROWMAX, INT8X_ROWNORM,
+           *INT8X_RESIDUES_BY_N.values(), INT8X_ROW_STATS, *INT8X_GARNER_BY_N.values(),
+           INT8X_GEMM, INT8X_WGMMA]

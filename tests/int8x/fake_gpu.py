@@ -21,6 +21,7 @@ package bindings reset, the planner's ``prepare`` replaced by a host
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 import types
 
@@ -32,9 +33,8 @@ from sgemm.int8x import reference as R
 from sgemm.kernels import utility as U
 
 F32 = np.float32
-NM = U.INT8X_MODULI
 LOG: list = []
-STATE = {"device": 0, "stream": 0}
+STATE = {"device": 0, "stream": 0, "grid": (1, 1, 1)}
 _keep: list = []
 
 
@@ -225,8 +225,8 @@ class Kernel:
         return f"Kernel({self.name})"
 
 
-def _moduli(mods: int) -> tuple:
-    return tuple(int(p) for p in _host(mods, np.int32, NM))
+def _moduli(mods: int, n: int) -> tuple:
+    return tuple(int(p) for p in _host(mods, np.int32, n))
 
 
 def _merge(st: int, s: BD.Summary) -> None:
@@ -237,12 +237,13 @@ def _merge(st: int, s: BD.Summary) -> None:
     w[1] = max(int(w[1]), s.units)
     for q, c in enumerate(s.counts):
         w[2 + q] = min(int(w[2 + q]), c)
+    w[BD.WORDS - 1] = max(int(w[BD.WORDS - 1]), s.gap)
 
 
-def _planes(x, e, out, ld, plane):
+def _planes(x, e, out, ld, plane, n):
     rows, cols = x.shape
     xi = R.to_integers(x, e.astype(np.int64), 1)
-    for l, p in enumerate(M.moduli(NM)):     # the kernels' constant moduli
+    for l, p in enumerate(M.moduli(n)):      # the kernels' constant moduli
         o = mat(out + l * plane, rows, ld, ld, 1, np.int8)
         o[:, :cols] = R.residues(xi, p)
         o[:, cols:] = 0
@@ -255,12 +256,12 @@ def _finite_rows(x, bad):
     return ok, np.where(ok[:, None], x, 0.0).astype(F32)
 
 
-def convert_rows(rows, cols, X, sr, sc, bits, e, bad, st, out, ld, plane):
+def convert_rows(n, rows, cols, X, sr, sc, bits, e, bad, st, out, ld, plane):
     x = np.array(mat(X, rows, cols, sr, sc))
     ok, xf = _finite_rows(x, bad)
     ee = R.exponents(xf, 1, bits)
     _host(e, np.int32, rows)[:] = ee
-    _planes(xf, ee, out, ld, plane)
+    _planes(xf, ee, out, ld, plane, n)
     if st:
         _merge(st, BD.summarize(xf[ok], 1))
 
@@ -273,14 +274,26 @@ def rowmax(rows, cols, X, sr, sc, maxbits, bad):
     mb[:] = np.maximum(mb, amax.astype(F32).view(np.uint32))
 
 
-def residues(rows, cols, X, sr, sc, maxbits, bits, e, out, ld, plane, units, counts):
+def rownorm(rows, cols, X, sr, sc, maxbits, norm):
+    """The norm sums scaled by the maxima int8x_rowmax left (maxbits)."""
     x = np.array(mat(X, rows, cols, sr, sc))
-    amax = _host(maxbits, np.uint32, rows).view(F32)
     xf = np.where(np.isfinite(x).all(axis=1)[:, None], x, 0.0).astype(F32)
-    _, ex = np.frexp(amax)
-    ee = np.where(amax > 0, bits - ex, 0).astype(np.int64)
+    mb = _host(maxbits, np.uint32, rows)
+    e, s = R.norm_sums(xf, 1)
+    assert (mb[s > 0] >> 23).astype(np.int64).tolist() == (e[s > 0] + 127).tolist()
+    _host(norm, np.uint64, rows)[:] += s.astype(np.uint64)
+
+
+def residues(n, rows, cols, X, sr, sc, maxbits, norm, bits, e, out, ld, plane, units, counts):
+    x = np.array(mat(X, rows, cols, sr, sc))
+    mb = _host(maxbits, np.uint32, rows)
+    amax = mb.view(F32)
+    xf = np.where(np.isfinite(x).all(axis=1)[:, None], x, 0.0).astype(F32)
+    sq = _host(norm, np.uint64, rows)
+    ee = np.array([min(bits - R.gap(int(v)), M.ENTRY_BITS) - (int(b >> 23) - 127) if b else 0
+                   for b, v in zip(mb, sq)], np.int64)
     _host(e, np.int32, rows)[:] = ee
-    _planes(xf, ee, out, ld, plane)
+    _planes(xf, ee, out, ld, plane, n)
     if units:
         uu = _host(units, np.uint64, rows)
         cc = _host(counts, np.uint32, len(BD.THRESHOLDS) * rows).reshape(-1, rows)
@@ -290,17 +303,20 @@ def residues(rows, cols, X, sr, sc, maxbits, bits, e, out, ld, plane, units, cou
             cc[:, r] += np.array(s.counts, np.uint32)
 
 
-def row_stats(rows, maxbits, units, counts, st):
+def row_stats(rows, maxbits, norm, units, counts, st):
     mb = _host(maxbits, np.uint32, rows)
+    sq = _host(norm, np.uint64, rows)
     uu = _host(units, np.uint64, rows)
     cc = _host(counts, np.uint32, len(BD.THRESHOLDS) * rows).reshape(-1, rows)
     live = np.flatnonzero(mb != 0)
     if live.size:
-        _merge(st, BD.Summary(int(uu[live].max()), tuple(int(c) for c in cc[:, live].min(1))))
+        gap = max(0, max(R.gap(int(sq[r])) for r in live))
+        _merge(st, BD.Summary(int(uu[live].max()), tuple(int(c) for c in cc[:, live].min(1)),
+                              gap=gap))
 
 
 def int8_gemm(m, ncols, kp, pa, lda, sa, pb, ldb, sb, mods, swizzle, buf, ld, plane):
-    for l, p in enumerate(_moduli(mods)):
+    for l, p in enumerate(_moduli(mods, STATE["grid"][2])):     # grid z: one per modulus
         a = mat(pa + l * sa, m, kp, lda, 1, np.int8).astype(np.int64)
         b = mat(pb + l * sb, ncols, kp, ldb, 1, np.int8).astype(np.int64)
         o = mat(buf + l * plane, ncols, ld, ld, 1, np.uint8)     # row j: column j of C'_l
@@ -308,10 +324,10 @@ def int8_gemm(m, ncols, kp, pa, lda, sa, pb, ldb, sb, mods, swizzle, buf, ld, pl
         o[:, m:] = 0
 
 
-def garner(m, ncols, planes, col_bytes, plane_bytes, mods, mu, nu, alpha, beta, out, ldc):
+def garner(n, m, ncols, planes, col_bytes, plane_bytes, mods, mu, nu, alpha, beta, out, ldc):
     res = [mat(planes + l * plane_bytes, m, ncols, 1, col_bytes, np.uint8).astype(np.int64)
-           for l in range(NM)]
-    _, x = R.garner(res, _moduli(mods))
+           for l in range(n)]
+    _, x = R.garner(res, _moduli(mods, n))
     s = (_host(mu, np.int32, m).astype(np.int64)[:, None] +
          _host(nu, np.int32, ncols).astype(np.int64)[None, :])
     v = float(alpha) * np.ldexp(x, -s)                  # reference.gemm's order
@@ -322,10 +338,14 @@ def garner(m, ncols, planes, col_bytes, plane_bytes, mods, mu, nu, alpha, beta, 
 
 
 KERNELS: dict = {}
-for _name, _fn in (("int8x_convert_rows", convert_rows), ("int8x_rowmax", rowmax),
-                   ("int8x_residues", residues), ("int8x_row_stats", row_stats),
-                   ("int8x_garner", garner), ("int8_wgmma", int8_gemm), ("int8_mma", int8_gemm)):
+for _name, _fn in (("int8x_rowmax", rowmax), ("int8x_rownorm", rownorm),
+                   ("int8x_row_stats", row_stats), ("int8_wgmma", int8_gemm),
+                   ("int8_mma", int8_gemm)):
     KERNELS[_name] = Kernel(_name, _fn)
+for _n in U.INT8X_COUNTS:        # one kernel per moduli count (utility._per_count's names)
+    for _spec, _fn in ((U.INT8X_CONVERT_BY_N[_n], convert_rows),
+                       (U.INT8X_RESIDUES_BY_N[_n], residues), (U.INT8X_GARNER_BY_N[_n], garner)):
+        KERNELS[_spec.name] = Kernel(_spec.name, functools.partial(_fn, _n))
 
 
 def get_kernel(spec, p, ta, tb, aligned, dev):
@@ -335,6 +355,7 @@ def get_kernel(spec, p, ta, tb, aligned, dev):
 def launch(kernel, grid, block, smem, stream, args):
     from sgemm.runtime import launcher
     LOG.append(("launch", kernel.name, launcher.stream_handle(stream)))
+    STATE["grid"] = tuple(grid)
     kernel(*args)
 
 
@@ -411,5 +432,5 @@ def install(monkeypatch) -> None:
     monkeypatch.setattr(runner, "_cache", {})
     runner.release()
     plan_cache.clear()
-    STATE.update(device=0, stream=0)
+    STATE.update(device=0, stream=0, grid=(1, 1, 1))
     LOG.clear()

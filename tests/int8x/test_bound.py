@@ -66,9 +66,10 @@ def test_summary_units_round_up_and_subnormals_never_count():
 
 def test_words_round_trip_and_initial_words():
     w = BD.Summary.initial_words()
-    assert len(w) == BD.WORDS and w[1] == 0 and all(c == BD.COUNT_NONE for c in w[2:])
-    s = BD.Summary.from_words([1, 5 * 2 ** 20, 1, 2, 3, 4, 5, 6])
-    assert s.bad and s.r == 5.0 and s.counts == (1, 2, 3, 4, 5, 6)
+    assert len(w) == BD.WORDS and w[1] == 0 and w[-1] == 0
+    assert all(c == BD.COUNT_NONE for c in w[2:-1])
+    s = BD.Summary.from_words([1, 5 * 2 ** 20, 1, 2, 3, 4, 5, 6, 7])
+    assert s.bad and s.r == 5.0 and s.counts == (1, 2, 3, 4, 5, 6) and s.gap == 7
 
 
 def test_ratio_is_infinite_without_overlap_and_falls_with_overlap():
@@ -76,8 +77,12 @@ def test_ratio_is_infinite_without_overlap_and_falls_with_overlap():
     lo = BD.Summary(10 * 2 ** 20, (1, 1, 1, 1, 1, 1))
     hi = BD.Summary(10 * 2 ** 20, (90, 95, 99, 100, 100, 100))
     assert BD.ratio(lo, lo, k, 25, 25) == np.inf
+    # the bits of each row's maximum are alpha + 1 - gap: 26 with no gap
     assert BD.ratio(hi, hi, k, 25, 25) == pytest.approx(
-        (10 * 2.0 ** -25 * 2 + k * 2.0 ** -50) / 80)          # T = 0 for both, overlap 80
+        (10 * 2.0 ** -26 * 2 + k * 2.0 ** -52) / 80)          # T = 0 for both, overlap 80
+    wide = BD.Summary(10 * 2 ** 20, hi.counts, gap=4)
+    assert BD.ratio(wide, wide, k, 25, 25) == pytest.approx(
+        (10 * 2.0 ** -22 * 2 + k * 2.0 ** -44) / 80)
 
 
 # ---- soundness against the exact emulation ----
@@ -142,20 +147,26 @@ def test_report_loss_raises_or_warns_with_the_numbers():
 
 # ---- what the route does with a failed check ----
 
-def test_fp32_falls_back_and_int8x_warns(monkeypatch):
-    """route's runner checks with on_loss="raise" for precision="fp32" (the
-    ScalingLoss is caught and a tf32x3 plan of the plan's own class runs, on
-    the call's stream) and "warn" for "int8x"."""
-    from sgemm.int8x import route, runner
-    seen, ran = [], []
+def _route_with_fake_runners(monkeypatch, summaries):
+    """route._runner with runner.Runner standing in: each fake checks
+    ``summaries`` against its own moduli count's budget as the real runner
+    does (raising only under on_loss="raise"); returns (made, calls, ran,
+    make_plan): the fakes' (count, on_loss), each call's count, the tf32x3
+    fallbacks' arguments."""
+    from sgemm.int8x import moduli as M
+    from sgemm.int8x import runner
+    made, calls, ran = [], [], []
 
     class FakeRunner:
         def __init__(self, *args, **kw):
-            self.on_loss = args[9]
-            seen.append(self.on_loss)
+            self.on_loss, self.n, self.k = args[9], kw["n_moduli"], args[3]
+            self.summaries = summaries
+            made.append((self.n, self.on_loss))
 
         def __call__(self, *args):
-            if self.on_loss == "raise":
+            calls.append(self.n)
+            bud = M.budget(self.n, self.k)
+            if self.on_loss == "raise" and not BD.holds(*summaries, self.k, bud.alpha, bud.beta):
                 raise BD.ScalingLoss("wide", 1.0, 0.5)
 
     class FakePlan:
@@ -168,16 +179,49 @@ def test_fp32_falls_back_and_int8x_warns(monkeypatch):
         def execute(self):
             ran.append((self.args, self.kw))
     monkeypatch.setattr(runner, "Runner", FakeRunner)
-    desc = SimpleNamespace(shape=(4, 4), strides=(4, 1), ptr=1 << 40, obj="x")
+
+    def make_plan():
+        return FakePlan(alpha=1.0, beta=0.0, _kind="cupy", device=SimpleNamespace(id=0),
+                        _result=lambda s: "result")
+    return made, calls, ran, make_plan
+
+
+K4 = SimpleNamespace(shape=(4, 4), strides=(4, 1), ptr=1 << 40, obj="x")
+
+
+def test_fp32_falls_back_and_int8x_warns(monkeypatch):
+    """route's runners check with on_loss="raise" for precision="fp32" (the
+    ScalingLoss is caught and, no count passing, a tf32x3 plan of the plan's
+    own class runs, on the call's stream) and "warn" for "int8x", 8 moduli."""
+    from sgemm.int8x import route
+    wide = BD.Summary(10 * 2 ** 20, (1,) * len(BD.THRESHOLDS))     # no overlap: fails always
+    made, calls, ran, make_plan = _route_with_fake_runners(monkeypatch, (wide, wide))
     for asked, falls_back in (("fp32", True), ("int8x", False)):
         ran.clear()
-        plan = FakePlan(alpha=1.0, beta=0.0, _kind="cupy", device=SimpleNamespace(id=0),
-                        _result=lambda s: "result")
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            assert route._runner(plan, desc, desc, desc, False, False, asked)(stream=5) == "result"
+            assert route._runner(make_plan(), K4, K4, K4, False, False, asked)(stream=5) == \
+                "result"
         assert bool(ran) == falls_back
         if falls_back:
             assert ran[0][0] == ("x", "x", "x")
             assert ran[0][1]["precision"] == "tf32x3" and ran[0][1]["stream"] == 5
-    assert seen == ["raise", "warn"]
+    # "fp32" tried 7 and did not build 8 (the same statistics fail its budget too)
+    assert made == [(7, "raise"), (8, "warn")] and calls == [7, 8]
+
+
+def test_fp32_takes_eight_moduli_where_only_eight_pass_and_starts_there_next_time(monkeypatch):
+    from sgemm.int8x import moduli as M
+    from sgemm.int8x import route
+    k = 4
+    mid = BD.Summary(4 * 2 ** 20, (k,) * len(BD.THRESHOLDS), gap=6)
+    b7, b8 = M.budget(7, k), M.budget(8, k)
+    assert not BD.holds(mid, mid, k, b7.alpha, b7.beta) and BD.holds(mid, mid, k, b8.alpha, b8.beta)
+    made, calls, ran, make_plan = _route_with_fake_runners(monkeypatch, (mid, mid))
+    run = route._runner(make_plan(), K4, K4, K4, False, False, "fp32")
+    assert run(stream=5) == "result" and run(stream=5) == "result"
+    assert made == [(7, "raise"), (8, "raise")] and calls == [7, 8, 8] and not ran
+    good = BD.Summary(4 * 2 ** 20, (k,) * len(BD.THRESHOLDS), gap=0)
+    made, calls, ran, make_plan = _route_with_fake_runners(monkeypatch, (good, good))
+    route._runner(make_plan(), K4, K4, K4, False, False, "fp32")(stream=5)
+    assert made == [(7, "raise")] and calls == [7] and not ran

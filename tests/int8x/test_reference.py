@@ -25,15 +25,50 @@ def test_moduli_are_pairwise_coprime_bytes(n):
 @pytest.mark.parametrize("n", [4, 6, 8, 10, 12])
 @pytest.mark.parametrize("k", [1, 2, 63, 64, 4096, 65537, M.INT32_K_MAX])
 def test_budget_keeps_the_product_inside_the_reconstructible_range(n, k):
+    free = (M.product(M.moduli(n)) // 2).bit_length() - 1
     try:
         b = M.budget(n, k)
     except ValueError:
-        assert n <= 4 and k > 4096            # too few moduli for such depth
+        assert math.sqrt(k) / 2 > 2 ** (free // 2 - M.ROUNDING_SLACK)   # rounding too large
         return
     lo, hi = M.mixed_radix_range(M.moduli(n))
-    worst = k * 2 ** b.alpha * 2 ** b.beta    # |A'| <= 2^alpha after rounding, likewise B'
-    assert worst <= min(-lo, hi)
-    assert abs(b.alpha - b.beta) <= 1
+    # |C'_ij| <= ||A'_i.|| ||B'_.j|| (Cauchy-Schwarz), each norm at most its
+    # 2^bits plus the rounding of k entries, sqrt(k)/2
+    worst = (2 ** b.alpha + math.sqrt(k) / 2) * (2 ** b.beta + math.sqrt(k) / 2)
+    P = M.product(M.moduli(n))
+    assert worst < min(-lo, hi) and worst < (1 + 2 ** -9) * 2 ** ((P // 2).bit_length() - 1)
+    assert worst / P <= 0.5 - M.crt_margin(M.moduli(n))      # the quotient's margin holds
+    assert 0 <= b.alpha - b.beta <= 1
+
+
+def test_the_norm_scaling_bounds_every_row_and_keeps_the_product_exact():
+    rng = np.random.default_rng(7)
+    # rows that reach the bound's extremes: all entries equal (||x|| = sqrt(k)
+    # max), one entry alone, subnormal maxima, a row at the float's top binade
+    k = 300
+    a = np.stack([np.full(k, 1.9999999, np.float32), np.eye(1, k, 5, np.float32)[0] * 3,
+                  np.full(k, 2.0 ** -140, np.float32), rng.standard_normal(k).astype(np.float32),
+                  np.full(k, 3e38, np.float32), np.zeros(k, np.float32)])
+    for n in (7, 8):
+        bud = M.budget(n, k)
+        e, d = R.norm_bounds(a, 1)
+        mu = R.exponents(a, 1, bud.alpha)
+        ai = R.to_integers(a, mu, 1)
+        norms = np.sqrt((a.astype(np.float64) ** 2).sum(axis=1))
+        live = norms > 0
+        assert (norms[live] <= np.ldexp(1.0, e + d)[live]).all()
+        assert (np.sqrt((ai.astype(np.float64) ** 2).sum(axis=1)) <=
+                2.0 ** bud.alpha + math.sqrt(k) / 2).all()
+        assert (np.abs(ai) <= 2 ** 31 - 128).all()              # the residue kernels' range
+        # the largest entry's bits: min(alpha - D, ENTRY_BITS), the cap reached
+        # only where the norm bound is close to the largest entry
+        bits = np.minimum(bud.alpha - d, M.ENTRY_BITS)
+        assert (mu[live] == (bits - e)[live]).all()
+        assert mu[~live].tolist() == [0]
+        parts = R.decompose(a, a.T.copy(), n)
+        lo, hi = M.mixed_radix_range(parts.ms)
+        exact = ai @ R.to_integers(a.T.copy(), R.exponents(a.T.copy(), 0, bud.beta), 0)
+        assert exact.min() >= lo and exact.max() <= hi
 
 
 def test_int8_products_are_exact_in_int32_up_to_the_limit():

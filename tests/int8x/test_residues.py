@@ -156,10 +156,55 @@ def _wide_rows(rng, rows, cols):
         return x.astype(np.float32)
 
 
-@pytest.mark.parametrize("bits", [2, 13, 25, 31])
+def sq_units(x: np.ndarray) -> np.ndarray:
+    """i8x::sq_scale and sq_unit per entry of each row, in float32 as the
+    kernel computes them: y = |x| 2^(10 - E) by two products (__fmul_rn),
+    y * y rounded up (__fmul_ru: the float64 square is exact, then the next
+    float32 up where rounding to nearest went down), ceil (__float2uint_ru),
+    at least 1 for a nonzero x."""
+    x = np.abs(np.asarray(x, np.float32))
+    big = x.max(axis=1).view(np.uint32) >> 23
+    e = 10 + 127 - big.astype(np.int64)
+    q1 = np.ldexp(np.float32(1), np.clip(np.minimum(e, 127), -126, 127)).astype(np.float32)
+    q2 = np.ldexp(np.float32(1), np.where(e > 127, e - 127, 0)).astype(np.float32)
+    with np.errstate(under="ignore"):
+        y = (x * q1[:, None]) * q2[:, None]
+    assert y.dtype == np.float32 and y.max(initial=0) < 2 ** 11
+    sq = y.astype(np.float64) ** 2
+    f = sq.astype(np.float32)
+    f = np.where(f.astype(np.float64) < sq, np.nextafter(f, np.float32(np.inf)), f)
+    return np.maximum(np.ceil(f.astype(np.float64)), (x != 0).astype(np.float64))
+
+
+def norm_gap(s: int) -> int:
+    """i8x::norm_gap: ((64 - clz(S - 1) + 1) >> 1) - 10, clz of a uint64."""
+    v = (int(s) - 1) & (2 ** 64 - 1)
+    return ((v.bit_length() + 1) >> 1) - 10
+
+
+def test_norm_sums_and_gaps_equal_the_reference():
+    """The kernels' per-entry units (float32, rounded up) sum to
+    reference.norm_sums' S on rows over float32's whole range, and their
+    gap is reference.gap's; S bounds the row's squared norm."""
+    from sgemm.int8x import reference as R
+    rng = np.random.default_rng(11)
+    x = _wide_rows(rng, 400, 300)
+    x = x[np.isfinite(x).all(axis=1)]
+    e, s = R.norm_sums(x, 1)
+    got = sq_units(x)
+    np.testing.assert_array_equal(got.sum(axis=1).astype(np.int64), s)
+    assert [norm_gap(v) for v in s if v] == [R.gap(v) for v in s if v]
+    live = s > 0
+    sq = (x.astype(np.float64) ** 2).sum(axis=1)
+    assert (sq[live] <= s[live] * np.ldexp(1.0, 2 * e[live] - 20)).all()
+    assert (got[live] <= 4 * 2 ** 20).all()             # 32-bit terms, 4 of them < 2^24
+
+
+@pytest.mark.parametrize("bits", [18, 25, 31])
 def test_scaled_integers_equal_the_reference(bits):
     """Two float32 products and one rounding give reference.to_integers'
-    rint(x 2^e) exactly, for every exponent the budget allows."""
+    rint(x 2^e) exactly, for every exponent the kernels take (bits in
+    [18, 31], device.convert)."""
     from sgemm.int8x import reference as R
     rng = np.random.default_rng(bits)
     x = _wide_rows(rng, 400, 300)
@@ -168,8 +213,7 @@ def test_scaled_integers_equal_the_reference(bits):
     assert e.max() > 127 + bits // 2 and e.min() < -90           # both branches
     got = scaled(x, e[:, None])
     np.testing.assert_array_equal(got, R.to_integers(x, e, 1))
-    assert np.abs(got).max() <= 2 ** bits                 # rounding may reach 2^bits ...
-    assert np.abs(got).max() < 2 ** 31                    # ... but never 2^31 (int32)
+    assert np.abs(got).max() <= min(2 ** bits, 2 ** 31 - 128)   # norm bound, largest entry
 
 
 def test_one_product_would_overflow_the_scale():
@@ -307,7 +351,13 @@ def test_source_mirrors_the_emulation():
                  "if (r >= p) r -= p;",
                  # the residue kernels: scaling and sym_residue (emulated above)
                  "return __int_as_float((min(max(k, -126), 127) + 127) << 23);",
-                 "return m > 0.0f ? bits - ex : 0;",
+                 "return maxbits != 0u ? min(bits - norm_gap(S), 30) - ((int)(maxbits >> 23) - 127) "
+                 ": 0;",
+                 "return ((64 - __clzll((long long)(S - 1ull)) + 1) >> 1) - 10;",
+                 "const int e = 10 + 127 - (int)(maxbits >> 23);     // in [-118, 137]",
+                 "const float y = __fmul_rn(__fmul_rn(fabsf(x), q1), q2);",
+                 "return max(__float2uint_ru(__fmul_ru(y, y)), (__float_as_uint(x) << 1) != 0u ? "
+                 "1u : 0u);",
                  "return __float2int_rn(__fmul_rn(__fmul_rn(x, s1), s2));",
                  "const float s1 = pow2f(er), s2 = pow2f(er > 127 ? er - 127 : 0);",
                  "constexpr int LO = -(int)(P / 2);",

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from sgemm.int8x import bound as BD
+from sgemm.int8x import moduli as M
 from sgemm.int8x import reference as R
 from tests.int8x import fake_gpu as F
 
@@ -98,7 +99,7 @@ def test_layout_is_aligned_disjoint_and_within_its_stated_bound(m, n, k, tiles):
     assert offs[0][0] == 0 and lay["total"] >= offs[-1][0]
     assert lay["zero"] == (lay["units_a"] if tiles[0] else lay["units_b"] if tiles[1]
                            else lay["total"])
-    assert lay["total"] <= D.workspace_bytes(m, n, k) + 36 * (m + n) + 1536 + 10 * 256
+    assert lay["total"] <= D.workspace_bytes(m, n, k) + 44 * (m + n) + 1536 + 10 * 256
 
 
 # -- runner.gemm: the runner, workspace per call -----------------------------------------
@@ -155,6 +156,23 @@ def test_both_routes_gather_the_host_models_statistics(oa, ob, routes, built):
     assert (F.names(None).count("memset") == 1) == ("tiles" in routes)
 
 
+@pytest.mark.parametrize("oa,ob", [("F", "C"), ("C", "F")])
+def test_seven_moduli_give_the_seven_moduli_emulation_through_both_routes(oa, ob):
+    from sgemm.int8x import runner as RN
+    from sgemm.int8x import runner
+    rng = np.random.default_rng(9)
+    ha, hb = _data(rng, (33, 70)), _data(rng, (70, 21), axis=1)
+    # at k = 70 the scaling check fails with 7 moduli (it needs k ~ 4096)
+    out = RN.gemm(_dev(ha, oa), _dev(hb, ob), n_moduli=7, on_loss="ignore")
+    np.testing.assert_array_equal(out.get(), R.gemm(ha, hb, n_moduli=7).astype(F32))
+    assert not np.array_equal(out.get(), R.gemm(ha, hb).astype(F32))   # 8 differ
+    r = next(iter(runner._cache.values()))
+    assert r.n_moduli == 7 and r.budget == M.budget(7, 70)
+    assert [n for n in F.names() if n.startswith("int8x_")][-1] == "int8x_garner_7"
+    with pytest.raises(ValueError, match="n_moduli=6"):
+        RN.gemm(_dev(ha, oa), _dev(hb, ob), n_moduli=6)
+
+
 def test_one_synchronisation_with_the_int8_gemms_launched_before_it():
     from sgemm.int8x import runner as RN
     rng = np.random.default_rng(1)
@@ -163,8 +181,9 @@ def test_one_synchronisation_with_the_int8_gemms_launched_before_it():
     F.LOG.clear()
     RN.gemm(a, b)
     assert [e[0] for e in F.LOG] == ["memset", "memcpy", "launch", "launch", "launch",
-                                     "launch", "memcpy", "record", "launch", "sync", "launch"]
-    assert F.names() == ["int8x_rowmax", "int8x_residues", "int8x_row_stats",
+                                     "launch", "launch", "memcpy", "record", "launch", "sync",
+                                     "launch"]
+    assert F.names() == ["int8x_rowmax", "int8x_rownorm", "int8x_residues", "int8x_row_stats",
                          "int8x_convert_rows", "int8_wgmma", "int8x_garner"]
     kinds = [e[1] for e in F.LOG if e[0] == "memcpy"]
     assert kinds == ["dtod", "dtoh"]
@@ -319,6 +338,7 @@ def test_packed_launches_relocate_like_the_core_ones(monkeypatch):
                     vals.append(int(np.array([slot], np.uint64).view(np.int64)[0]))
             s = cfg.contents.hStream or 0              # cfg: a pointer to the config
             F.LOG.append(("launch", self.kernel.name, s))
+            F.STATE["grid"] = self.grid                # the INT8 GEMMs' planes: grid z
             self.kernel(*vals)
             return 0
     monkeypatch.setattr(launcher, "DRIVER_LAUNCH", True)
@@ -427,6 +447,30 @@ def test_public_fp32_falls_back_on_wide_data_and_int8x_warns(monkeypatch):
         with pytest.warns(BD.Int8xAccuracyWarning):
             got = sgemm.gemm(a, b, precision="int8x")
         np.testing.assert_array_equal(got.get(), R.gemm(hb.T, ha.T).T.astype(F32))
+
+
+def test_public_fp32_takes_seven_moduli_where_they_pass_else_eight(monkeypatch):
+    """precision="fp32": the fewest moduli whose scaling check passes.  N(0,1)
+    data pass with 7 at k = 4096 but not at k = 64, where 8 do; a plan that
+    needed 8 starts there on its next call."""
+    import sgemm
+    from sgemm.int8x import route
+    monkeypatch.setattr(route, "CROSSOVER", 1)
+    rng = np.random.default_rng(13)
+    for k, count in ((4096, 7), (64, 8)):
+        ha, hb = _data(rng, (9, k)), _data(rng, (k, 7), axis=1)
+        a, b = _dev(ha), _dev(hb)
+        for i in range(2):
+            F.LOG.clear()
+            got = sgemm.gemm(a, b, precision="fp32")
+            np.testing.assert_array_equal(got.get(),
+                                          R.gemm(hb.T, ha.T, n_moduli=count).T.astype(F32))
+            garners = [x for x in F.names() if x.startswith("int8x_garner")]
+            assert garners == ["int8x_garner" if count == 8 else "int8x_garner_7"]
+            convs = [x for x in F.names() if x.startswith(("int8x_convert_rows",
+                                                            "int8x_residues"))]
+            assert len(convs) == (4 if count == 8 and i == 0 else 2)   # 7 tried once
+            assert "host_tf32x3" not in F.names()
 
 
 def test_public_problems_with_nothing_to_multiply_go_to_the_planner():

@@ -4,8 +4,9 @@
 //
 // A matrix X (rows x cols, X(r, c) = X[r * sr + c * sc]: A's rows over k,
 // or B's columns over k) goes to INT8 residue planes: per row the exponent
-// e_r = bits - exponent(max_c |X(r, c)|) (frexp; 0 for an all-zero row),
-// X'(r, c) = rint(X(r, c) 2^e_r) (|X'| < 2^bits <= 2^31), and for each
+// e_r that puts a bound on the row's 2-norm at most at 2^bits
+// (i8x::row_exponent; 0 for an all-zero row), X'(r, c) = rint(X(r, c) 2^e_r)
+// (|X'| <= 2^31 - 128), and for each
 // modulus p_l the residue in [-p/2, p/2) as int8, plane l row-major:
 // out[l * plane + r * ld + c] (k contiguous, what the INT8 GEMMs,
 // 41_int8_mma.cu and 42_int8_wgmma.cu, read; columns [cols, ld) are zeros,
@@ -14,12 +15,13 @@
 // which index is contiguous in memory (sgemm/int8x/device.py picks):
 //   int8x_convert_rows<N> (a row is contiguous, or neither index is): one
 //     block per row reads it once, keeps it in registers, reduces the
-//     maximum and writes the planes -- one read of X;
-//   int8x_rowmax then int8x_residues<N> (the row index is the contiguous
-//     one: a column-major A, a row-major B): a whole row is a strided walk,
-//     so a coalesced pass takes the row maxima first (atomicMax on the float
-//     bits), then a tile kernel reads X again down its columns and writes
-//     the planes k-contiguous through shared memory -- two reads of X.
+//     maximum and the norm bound and writes the planes -- one read of X;
+//   int8x_rowmax, int8x_rownorm, then int8x_residues<N> (the row index is
+//     the contiguous one: a column-major A, a row-major B): a whole row is a
+//     strided walk, so coalesced passes take the row maxima (atomicMax on the
+//     float bits) and then the norm bounds (which scale by the maxima), and a
+//     tile kernel reads X again down its columns and writes the planes
+//     k-contiguous through shared memory -- three reads of X.
 // The residues themselves: X' in int32 (two exact float multiplies and one
 // rounding conversion), then per modulus one unsigned division by the
 // modulus as a compile-time constant (a multiply-high and a shift), no
@@ -40,7 +42,10 @@
 // 1.14-1.22, 0.28 + 1.24-1.26 and 1.55-1.61 ms.  The conversions are
 // instruction-bound, which is why the moduli are constants: a runtime
 // modulus needs two correction steps a residue, a third of the work
-// (docs/notes/int8x.md).
+// (docs/notes/int8x.md).  Those times predate the norm scaling; with it the
+// public path at 8 moduli ran within 1.2 % of them on one H200
+// (int8x-norm-ab-h200-2026-11-29.log), and its bits let precision="fp32"
+// run 7 moduli: 174.8 TFLOPS at 16384^3 (int8-fp32-moduli-h200-2026-11-29.json).
 #include "common.cuh"
 #include "int8_common.cuh"
 
@@ -51,22 +56,55 @@ __device__ __forceinline__ float pow2f(int k) {
     return __int_as_float((min(max(k, -126), 127) + 127) << 23);
 }
 
-// The row's exponent from its largest magnitude m (0 for an all-zero row),
-// as reference.exponents: m = f 2^ex with f in [0.5, 1), e = bits - ex.
-__device__ __forceinline__ int row_exponent(float m, int bits) {
-    int ex = 0;
-    frexpf(m, &ex);
-    return m > 0.0f ? bits - ex : 0;
+// ---- norm scaling: the row's exponent ----
+// Row r's exponent e_r puts a bound on its 2-norm, not its largest entry,
+// under 2^bits: |C'_ij| <= ||A'_i.|| ||B'_.j|| (Cauchy-Schwarz) is what the
+// moduli must cover, with no factor k (sgemm/int8x/moduli.py, budget).  From
+// the largest entry's binade E (float bits, as RowStats below: bexp - 127,
+// -127 for a subnormal or zero maximum) the row's entries give
+//   S = sum_c max(ceil(X(r, c)^2 2^(20 - 2E)), [X(r, c) != 0])
+// an integer upper bound on ||X(r, .)||^2 / 4^E in units of 2^-20 (exact
+// integer sums: the same S in any order of addition), t the least integer
+// with 4^t >= S, and the gap D = t - 10, so ||X(r, .)|| <= 2^(E + D) and
+// e_r = min(bits - D, 30) - E (0 for an all-zero row) makes ||X'(r, .)|| <=
+// 2^bits before rounding and keeps every |X'| below 2^31 (moduli.ENTRY_BITS:
+// |X| < 2^(E + 1)).  reference.exponents emulates it exactly.
+// sq_unit: y = |x| 2^(10 - E) by two exact power-of-two products while y is
+// normal (y < 2^11), then ceil(y^2) through a product rounded up (y^2 <
+// 2^22, so ceil of the rounded-up float is ceil of the exact square); a y
+// below 2^-126 has y^2 < 1, and the max makes it the one unit any nonzero
+// entry adds.
+__device__ __forceinline__ void sq_scale(unsigned maxbits, float& q1, float& q2) {
+    const int e = 10 + 127 - (int)(maxbits >> 23);     // in [-118, 137]
+    q1 = pow2f(min(e, 127));
+    q2 = pow2f(e > 127 ? e - 127 : 0);
+}
+__device__ __forceinline__ unsigned sq_unit(float x, float q1, float q2) {
+    const float y = __fmul_rn(__fmul_rn(fabsf(x), q1), q2);
+    return max(__float2uint_ru(__fmul_ru(y, y)), (__float_as_uint(x) << 1) != 0u ? 1u : 0u);
+}
+// 4 entries: < 2^24, a 32-bit sum
+__device__ __forceinline__ unsigned sq_unit4(float4 v, float q1, float q2) {
+    return sq_unit(v.x, q1, q2) + sq_unit(v.y, q1, q2) + sq_unit(v.z, q1, q2) +
+           sq_unit(v.w, q1, q2);
+}
+// D = t - 10 for S >= 1 (a nonzero row)
+__device__ __forceinline__ int norm_gap(unsigned long long S) {
+    return ((64 - __clzll((long long)(S - 1ull)) + 1) >> 1) - 10;
+}
+__device__ __forceinline__ int row_exponent(unsigned maxbits, unsigned long long S, int bits) {
+    return maxbits != 0u ? min(bits - norm_gap(S), 30) - ((int)(maxbits >> 23) - 127) : 0;
 }
 
-// X' = rint(x 2^e) in int32.  bits >= 2 (moduli.budget) and ex <= 128 give
-// e >= -126, and ex >= -148 (the least subnormal) gives e <= bits + 148.
-// The scaling is two float multiplies s1 = 2^min(e, 127), s2 = 2^(e - 127)
-// or 1: x s1 is exact whenever it is normal (for e > 127 always: x >=
-// 2^-149), and a subnormal x s1 has |x 2^e| < 2^-126, which rounds to 0
-// anyway; the second product is then exact too (normal, below 2^31).
-// |x 2^e| <= f 2^bits <= (1 - 2^-24) 2^31, so rounding cannot reach 2^31
-// and __float2int_rn (round half to even, np.rint's rule) is exact.
+// X' = rint(x 2^e) in int32.  e = min(bits - D, 30) - E lies in [bits -
+// 144, 157] (E in [-127, 127]; D in [-10, 17] for k < 2^31), inside [-126,
+// 157] for bits >= 18 (device.convert checks).  The scaling is two float
+// multiplies s1 = 2^min(e, 127), s2 = 2^(e - 127) or 1: x s1 is exact
+// whenever it is normal (for e > 127 always: x >= 2^-149), and a subnormal x
+// s1 has |x 2^e| < 2^-126, which rounds to 0 anyway; the second product is
+// then exact too (normal, below 2^31).  |x 2^e| < 2^(E + 1) 2^(30 - E) =
+// 2^31, so the product is at most 2^31 - 128 (the float below 2^31) and
+// __float2int_rn (round half to even, np.rint's rule) is exact.
 __device__ __forceinline__ int scaled(float x, float s1, float s2) {
     return __float2int_rn(__fmul_rn(__fmul_rn(x, s1), s2));
 }
@@ -131,8 +169,11 @@ __device__ __forceinline__ unsigned pack4(int a, int b, int c, int d) {
 // Each operand's summary (uint64 words, zeroed but for the counts, which
 // start at 2^32 - 1): st[0] the non-finite flag is separate (int *bad);
 // st[1] = max over nonzero rows of units, st[2 + q] = min over nonzero rows
-// of cnt_q.  Per entry: two multiplies, one rounding-up conversion and NT
-// compares; per row NT + 1 atomics.  A null summary (device.convert(
+// of cnt_q, st[2 + NT] = max over nonzero rows of max(D, 0) (the norm
+// scaling's gap, above: the scaling's step is 2^-(min(bits - D, 30) + 1) of
+// 2^E).  Per
+// entry: two multiplies, one rounding-up conversion and NT compares; per row
+// NT + 2 atomics.  A null summary (device.convert(
 // stats=False)) skips all of it, for timing the check's cost.
 enum : int { NT = 6, UNIT_BITS = 20 };
 __device__ __forceinline__ int threshold(int q) {      // bound.THRESHOLDS
@@ -185,11 +226,13 @@ struct RowStats {
 // One finished row into its operand's summary (rows whose largest entry is
 // 0 add no error and are left out).
 __device__ __forceinline__ void publish(unsigned long long* st, unsigned maxbits,
-                                        unsigned long long units, const unsigned* cnt) {
+                                        unsigned long long units, const unsigned* cnt,
+                                        int gap) {
     if (maxbits == 0u) return;
     atomicMax(st + 1, units);
 #pragma unroll
     for (int q = 0; q < NT; ++q) atomicMin(st + 2 + q, (unsigned long long)cnt[q]);
+    atomicMax(st + 2 + NT, (unsigned long long)max(gap, 0));
 }
 
 // int8x_convert_rows' shape: one block of RT threads per row, each thread
@@ -208,9 +251,11 @@ enum : int { RT = 256, RCACHE = 16, PUT_UNROLL = 4, TR = 32, TC = 128, PITCH = T
 // int8x_convert_rows<N>: block r converts row r (grid: rows in x).  Phase 1
 // reads the row as 4-column groups (a float4 when the row is contiguous and
 // 16-byte aligned, else 4 loads), keeping the first RCACHE groups a thread
-// in registers, and reduces the maximum and the finite flag over the block;
-// phase 2 converts and writes each plane's word for the group (a warp 128
-// consecutive bytes a plane), through ld (the zero padding included).
+// in registers, and reduces the maximum and the finite flag over the block,
+// then the norm bound S from the kept groups (the tail past them read
+// again, from L2); phase 2 converts and writes each plane's word for the
+// group (a warp 128 consecutive bytes a plane), through ld (the zero padding
+// included).
 template <int N>
 __global__ void __launch_bounds__(i8x::RT)
 int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
@@ -222,6 +267,7 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
     __shared__ float wmax[RT / 32];
     __shared__ unsigned long long wunits[RT / 32];
     __shared__ unsigned wcnt[RT / 32][NT];
+    __shared__ unsigned long long wsq[RT / 32];
     sg::pdl_wait();   // the previous kernel may still be writing X
     const long long r = blockIdx.x;
     const float* x = X + r * sr;
@@ -270,7 +316,22 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
     m = wmax[0];
 #pragma unroll
     for (int w = 1; w < RT / 32; ++w) m = fmaxf(m, wmax[w]);
-    const int er = i8x::row_exponent(m, bits);
+
+    // ---- phase 1b: the norm bound S (zeros past cols add nothing) ----
+    float q1, q2;
+    sq_scale(__float_as_uint(m), q1, q2);
+    unsigned long long sq = 0ull;
+#pragma unroll
+    for (int i = 0; i < RCACHE; ++i) sq += sq_unit4(xs[i], q1, q2);
+    for (int g = threadIdx.x + RCACHE * RT; g < groups; g += RT) sq += sq_unit4(load(g), q1, q2);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);
+    if ((threadIdx.x & 31) == 0) wsq[threadIdx.x / 32] = sq;
+    __syncthreads();
+    sq = 0ull;
+#pragma unroll
+    for (int w = 0; w < RT / 32; ++w) sq += wsq[w];
+    const int er = i8x::row_exponent(__float_as_uint(m), sq, bits);
     if (threadIdx.x == 0) {
         e[r] = er;
         if (any_bad) atomicOr(bad, 1);
@@ -331,9 +392,40 @@ int8x_convert_rows(int rows, int cols, const float* __restrict__ X, long long sr
 #pragma unroll
             for (int q = 0; q < NT; ++q) cnt[q] += wcnt[w][q];
         }
-        publish(st, __float_as_uint(m), units, cnt);
+        publish(st, __float_as_uint(m), units, cnt, norm_gap(sq));
     }
 }
+
+namespace i8x {
+// The column walk of int8x_rowmax and int8x_rownorm: a lane's 4 rows r..r+3
+// (zeros past rows) at the block's MAX_COLS columns from c0, warp w taking
+// every 8th; one float4 when sr == 1 and the columns are 16-byte aligned (a
+// warp reads 512 contiguous bytes of a column), 4 loads otherwise; f(v) per
+// column.
+template <typename F>
+__device__ __forceinline__ void walk_rows4(const float* __restrict__ X, int rows, int cols,
+                                           long long sr, long long sc, long long r, int c0,
+                                           int w, F&& f) {
+    if (r >= rows) return;
+    const bool vec = sr == 1 && (sc & 3) == 0 &&
+                     (reinterpret_cast<unsigned long long>(X) & 15) == 0 && r + 3 < rows;
+#pragma unroll 8
+    for (int i = 0; i < MAX_COLS / 8; ++i) {
+        const long long c = c0 + w + 8 * i;
+        if (c < cols) {
+            float v[4];
+            if (vec) {
+                const float4 x4 = *reinterpret_cast<const float4*>(X + r + c * sc);
+                v[0] = x4.x; v[1] = x4.y; v[2] = x4.z; v[3] = x4.w;
+            } else {
+#pragma unroll
+                for (int q = 0; q < 4; ++q) v[q] = r + q < rows ? X[(r + q) * sr + c * sc] : 0.0f;
+            }
+            f(v);
+        }
+    }
+}
+}  // namespace i8x
 
 // int8x_rowmax: the row maxima of X where the row index is the contiguous
 // one (sr == 1), as float bits in maxbits (zeroed by the caller; non-negative
@@ -350,33 +442,15 @@ int8x_rowmax(int rows, int cols, const float* __restrict__ X, long long sr, long
     sg::pdl_wait();
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const long long r = ((long long)blockIdx.x * 32 + lane) * 4;
-    const int c0 = blockIdx.y * MAX_COLS;
-    const bool vec = sr == 1 && (sc & 3) == 0 &&
-                     (reinterpret_cast<unsigned long long>(X) & 15) == 0 && r + 3 < rows;
     float m[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     bool finite = true;
-    if (r < rows) {
-#pragma unroll 8
-        for (int i = 0; i < MAX_COLS / 8; ++i) {
-            const long long c = c0 + w + 8 * i;
-            if (c < cols) {
-                float v[4];
-                if (vec) {
-                    const float4 x4 = *reinterpret_cast<const float4*>(X + r + c * sc);
-                    v[0] = x4.x; v[1] = x4.y; v[2] = x4.z; v[3] = x4.w;
-                } else {
+    walk_rows4(X, rows, cols, sr, sc, r, blockIdx.y * MAX_COLS, w, [&](const float* v) {
 #pragma unroll
-                    for (int q = 0; q < 4; ++q)
-                        v[q] = r + q < rows ? X[(r + q) * sr + c * sc] : 0.0f;
-                }
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    finite = finite && isfinite(v[q]);
-                    m[q] = fmaxf(m[q], fabsf(v[q]));
-                }
-            }
+        for (int q = 0; q < 4; ++q) {
+            finite = finite && isfinite(v[q]);
+            m[q] = fmaxf(m[q], fabsf(v[q]));
         }
-    }
+    });
     *reinterpret_cast<float4*>(&part[w][4 * lane]) = make_float4(m[0], m[1], m[2], m[3]);
     const bool any_bad = __syncthreads_or(!finite);
     if (threadIdx.x < 128) {
@@ -386,6 +460,39 @@ int8x_rowmax(int rows, int cols, const float* __restrict__ X, long long sr, long
         for (int q = 1; q < 8; ++q) mm = fmaxf(mm, part[q][threadIdx.x]);
         if (rr < rows && mm > 0.0f) atomicMax(maxbits + rr, __float_as_uint(mm));
         if (threadIdx.x == 0 && any_bad) atomicOr(bad, 1);
+    }
+}
+
+// int8x_rownorm: the norm bounds S of X's rows (the tiles route, between
+// int8x_rowmax and int8x_residues), summed into norm (uint64 a row, zeroed
+// by the caller; integer sums, so the order of the atomics cannot change
+// them).  The same blocks and reads as int8x_rowmax, each lane scaling its 4
+// rows by their maxima.
+__global__ void __launch_bounds__(256, 4)
+int8x_rownorm(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
+              const unsigned* __restrict__ maxbits, unsigned long long* __restrict__ norm) {
+    using namespace i8x;
+    __shared__ unsigned long long part[8][128];
+    sg::pdl_wait();
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const long long r = ((long long)blockIdx.x * 32 + lane) * 4;
+    float q1[4], q2[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) sq_scale(r + q < rows ? maxbits[r + q] : 0u, q1[q], q2[q]);
+    unsigned long long s[4] = {0ull, 0ull, 0ull, 0ull};
+    walk_rows4(X, rows, cols, sr, sc, r, blockIdx.y * MAX_COLS, w, [&](const float* v) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) s[q] += sq_unit(v[q], q1[q], q2[q]);
+    });
+#pragma unroll
+    for (int q = 0; q < 4; ++q) part[w][4 * lane + q] = s[q];
+    __syncthreads();
+    if (threadIdx.x < 128) {
+        const long long rr = (long long)blockIdx.x * 128 + threadIdx.x;
+        unsigned long long t = 0ull;
+#pragma unroll
+        for (int q = 0; q < 8; ++q) t += part[q][threadIdx.x];
+        if (rr < rows && t) atomicAdd(norm + rr, t);
     }
 }
 
@@ -404,7 +511,8 @@ int8x_rowmax(int rows, int cols, const float* __restrict__ X, long long sr, long
 template <int N>
 __global__ void __launch_bounds__(i8x::THREADS)
 int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, long long sc,
-               const unsigned* __restrict__ maxbits, int bits, int* __restrict__ e,
+               const unsigned* __restrict__ maxbits,
+               const unsigned long long* __restrict__ norm, int bits, int* __restrict__ e,
                signed char* __restrict__ out, long long ld,
                long long plane, unsigned long long* __restrict__ row_units,
                unsigned* __restrict__ row_cnt) {
@@ -431,7 +539,7 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
             x[j][cc] = gr < rows && gc < cols ? X[gr * sr + gc * sc] : 0.0f;
         }
     const unsigned mb = gr < rows ? maxbits[gr] : 0u;
-    const int er = gr < rows ? row_exponent(__uint_as_float(mb), bits) : 0;
+    const int er = gr < rows ? row_exponent(mb, norm[gr], bits) : 0;
     if (blockIdx.x == 0 && w == 0 && gr < rows) e[gr] = er;
     const bool check = row_units != nullptr;           // device.convert(stats=False): no check
     if (check) {   // the row's statistics over this tile's 16 entries of it
@@ -495,12 +603,13 @@ int8x_residues(int rows, int cols, const float* __restrict__ X, long long sr, lo
     }
 }
 
-// int8x_row_stats: the tiles route's per-row statistics (row_units,
+// int8x_row_stats: the tiles route's per-row statistics (the gap from norm, row_units,
 // row_cnt[q * rows + r], summed by int8x_residues over the row's tiles)
 // into the operand's summary, one thread a row, a warp's minimum and maximum
 // first (32x fewer atomics on the summary's 7 words).
 __global__ void __launch_bounds__(256)
 int8x_row_stats(int rows, const unsigned* __restrict__ maxbits,
+                const unsigned long long* __restrict__ norm,
                 const unsigned long long* __restrict__ row_units,
                 const unsigned* __restrict__ row_cnt, unsigned long long* __restrict__ st) {
     using namespace i8x;
@@ -508,17 +617,19 @@ int8x_row_stats(int rows, const unsigned* __restrict__ maxbits,
     const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const bool live = r < rows && maxbits[r] != 0u;   // all-zero rows add no error
     unsigned long long units = live ? row_units[r] : 0ull;
+    int gap = live ? norm_gap(norm[r]) : 0;
     unsigned cnt[NT];
 #pragma unroll
     for (int q = 0; q < NT; ++q) cnt[q] = live ? row_cnt[q * rows + r] : 0xffffffffu;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
         units = max(units, __shfl_xor_sync(0xffffffffu, units, o));
+        gap = max(gap, __shfl_xor_sync(0xffffffffu, gap, o));
 #pragma unroll
         for (int q = 0; q < NT; ++q) cnt[q] = min(cnt[q], __shfl_xor_sync(0xffffffffu, cnt[q], o));
     }
     const bool any = __any_sync(0xffffffffu, live);
-    if ((threadIdx.x & 31) == 0 && any) publish(st, 1u, units, cnt);
+    if ((threadIdx.x & 31) == 0 && any) publish(st, 1u, units, cnt, gap);
 }
 
 // int8x_garner<N>: byte planes in (what 41/42 write: C'_l mod p_l in
