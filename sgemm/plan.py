@@ -25,6 +25,17 @@ from .runtime import device as devmod
 from .launches import direct_launches, epilogue_launches, scheme_for, scheme_launches
 from .runtime import launcher
 
+def _tf32x3_seconds(m: int, n: int, k: int, dev) -> float:
+    """The cost model's time for tf32x3 on an aligned m x n x k product:
+    what precision="fp32" weighs the integer engine against
+    (sgemm/int8x/route.py)."""
+    from . import planner
+    r4 = lambda x: -(-max(x, 1) // 4) * 4  # noqa: E731
+    t = planner.best_time(Problem(m=m, n=n, k=k, ta=False, tb=False, a=0, lda=r4(m), b=0,
+                                  ldb=r4(k), c=0, ldc=r4(m)), dev, "tf32x3")
+    return math.inf if t is None else t
+
+
 def prepare(problems: list[Problem], dev, kernel="auto", precision: str | None = None,
             stream: int | None = None, since: float | None = None):
     """Kernel choice and launches for canonical problems of one shape.
@@ -202,7 +213,8 @@ class Plan:
         self.activation = activation
         if precision in ("int8x", "fp32"):   # the integer engine or tf32x3: sgemm/int8x/route.py
             from .int8x import route
-            precision = route.attach(self, precision, A, B, C, ta, tb, out_batch, Bias, activation)
+            precision = route.attach(self, precision, A, B, C, ta, tb, out_batch, Bias, activation,
+                                     lambda m, n, k: _tf32x3_seconds(m, n, k, self.device))
             if precision is None:
                 return
             self.precision = precision

@@ -12,8 +12,9 @@ with allow_tf32), and sgemm.gemm with precision "ieee", "tf32x3", "int8x"
 (8 moduli) and "fp32", all on the same operands; "int8x_7" is the engine's
 pipeline with 7 moduli and the scaling check off (runner.gemm(n_moduli=7,
 on_loss="ignore"): what 7 moduli give where the check would refuse them);
-"fp32_int8x" is precision="fp32" with sgemm.int8x.route.CROSSOVER set to
-0, i.e. what "fp32" does on the sizes where it may take the integer engine
+"fp32_int8x" is precision="fp32" with sgemm.int8x.route.ALWAYS set (the
+file of 2026-11-29 was made with the equivalent route.CROSSOVER = 0 of its
+day), i.e. what "fp32" does on the sizes where it takes the integer engine
 (7 moduli where the scaling check passes with them, else 8 where it passes
 with 8, else tf32x3).  For "int8x" each cell records whether the call
 warned (Int8xAccuracyWarning: the scaling check failed) and for
@@ -80,15 +81,14 @@ def run(engine: str, a, b, c):
     elif engine == "fp32_int8x":
         from sgemm import plan_cache
         from sgemm.int8x import route
-        keep = route.CROSSOVER
-        route.CROSSOVER = 0
-        # the plan cache keys on the call's arguments, not on CROSSOVER: a
+        route.ALWAYS = True
+        # the plan cache keys on the call's arguments, not on ALWAYS: a
         # "fp32" plan made under the other setting must not answer here
         plan_cache.clear()
         try:
             sgemm.gemm(a, b, c, precision="fp32")
         finally:
-            route.CROSSOVER = keep
+            route.ALWAYS = False
             plan_cache.clear()
     else:
         sgemm.gemm(a, b, c, precision=engine)

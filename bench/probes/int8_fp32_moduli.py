@@ -16,8 +16,10 @@ bench/probes/int8_api_cost.py):
     (the call held at the power cap at 16384^3, as a user's loop is) and
     of SINGLE calls alone; three rounds, the four alternating in order, and
     the median round reported.
-CROSSOVER=n sets sgemm.int8x.route.CROSSOVER (where "fp32" starts to take
-the engine) for the run, to time the engine below the shipped crossover.
+ALWAYS=1 sets sgemm.int8x.route.ALWAYS for the run: "fp32" takes the
+engine on every size, to time it where the cost model would pick tf32x3
+(the files of 2026-11-29 with "crossover": 1 were made with CROSSOVER=1, the
+same thing for the route of that day).
 Writes $OUT/int8_fp32_moduli.json and prints a line per measurement.
 """
 import datetime
@@ -35,8 +37,7 @@ import sgemm
 from sgemm.int8x import route
 from sgemm.int8x import runner as RN
 
-if os.environ.get("CROSSOVER"):
-    route.CROSSOVER = int(os.environ["CROSSOVER"])
+route.ALWAYS = os.environ.get("ALWAYS") == "1"
 
 def reps(flops: float) -> int:
     """Calls a batch: ~0.5 s of work at ~150 TFLOPS, at least 2."""
@@ -106,7 +107,7 @@ def main(argv) -> int:
     res = {"probe": "int8_fp32_moduli", "device": props["name"].decode(),
            "date": datetime.date.today().isoformat(), "cupy": cp.__version__,
            "note": "tflops: the median of three rounds (each a median of five batches)",
-           "crossover": route.CROSSOVER, "records": []}
+           "always": route.ALWAYS, "records": []}
     path = os.path.join(os.environ.get("OUT", "."), "int8_fp32_moduli.json")
     for m, n, k in sizes:
         res["records"].append(run(m, n, k))

@@ -15,9 +15,8 @@ and spread of REPS):
     2 m n k (the FP32 problem's flops); the conversions also as GB/s of
     their floor's bytes (float32 read once, 8 int8 planes written);
   * the public path, sgemm.gemm(precision="int8x"), and tf32x3
-    (sgemm.gemm(precision="tf32x3")) on the same operands, for the crossover
-    (sgemm/int8x/route.py, CROSSOVER), and which engine precision="fp32"
-    picks at this size;
+    (sgemm.gemm(precision="tf32x3")) on the same operands, and which engine
+    precision="fp32" picks at this size (sgemm/int8x/route.py);
   * cupy.matmul FP32, the same count;
   * errors against fp64 (cupy float64 matmul): median relative and max
     componentwise |C - C64| / (|A||B|), for the pipeline and for cuBLAS.
@@ -160,7 +159,7 @@ def probe(s: int) -> dict:
         rec[f"api_{prec}"] = dict(ms=med, ms_min=lo, ms_max=hi, tflops=flops / med / 1e9)
     del ref, scale
     rec["fp32_picks"] = sgemm.plan(a, b, precision="fp32").scheme
-    rec["crossover_constant"] = route.CROSSOVER
+    rec["fp32_rule"] = {"min_k": route.MIN_K, "margin": route.MARGIN}
     return rec
 
 

@@ -593,12 +593,16 @@ CLAIMS: tuple[Claim, ...] = (
           "--section LaunchStats --section Occupancy --section WarpStateStats python "
           "bench/probes/int8_steps.py",
           ("docs/notes/int8x.md",)),
-    Claim("int8-crossover-h200", "precision='fp32' on the integer engine (7 moduli) against "
-          "tf32x3 through sgemm.gemm at 2048^3 to 4096^3 on an H200, the crossover forced to 1, "
-          "errors against fp64 beside cuBLAS FP32's: where precision='fp32' starts taking the "
-          "engine", ("int8-crossover-moduli-h200-2026-11-29.json",),
-          "CROSSOVER=1 OUT=dir python bench/probes/int8_fp32_moduli.py 2048 2560 3072 3584 4096",
-          ("sgemm/int8x/route.py", "docs/notes/int8x.md")),
+    Claim("int8-fp32-cost-model", "precision='fp32' on the integer engine (7 moduli) against "
+          "tf32x3 through sgemm.gemm on an H200, the engine forced on every shape, errors "
+          "against fp64 beside cuBLAS FP32's: squares 2048-4096 and ten rectangles (the fit of "
+          "sgemm/int8x/cost.py, with the sizes file), then ten other shapes (its check: the "
+          "rule picks the faster path on 9)",
+          ("int8-crossover-moduli-h200-2026-11-29.json", "int8-fp32-shapes-h200-2026-11-29.json",
+           "int8-fp32-validate-h200-2026-11-29.json"),
+          "CROSSOVER=1 (the first two, at 48e585e) or ALWAYS=1 (the third) OUT=dir python "
+          "bench/probes/int8_fp32_moduli.py SHAPES...",
+          ("sgemm/int8x/cost.py", "sgemm/int8x/route.py", "docs/notes/int8x.md")),
     Claim("int8-fp32-alone", "precision='fp32' against 'int8x' at 8192^3, one call at a time "
           "on a fresh stream, and cProfile of five calls each, H200",
           ("int8-fp32-alone-h200-2026-11-29.log",),

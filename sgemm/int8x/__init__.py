@@ -21,8 +21,9 @@ NumPy emulation of the whole pipeline that the kernels match bit for bit --
 every step but the scaling and the final conversion is integer arithmetic.
 runner.py builds it once per problem shape (launches packed, workspace
 laid out, the INT8 GEMMs queued before the one synchronisation).
-sgemm.gemm(..., precision="int8x") runs it, and precision="fp32" from
-route.CROSSOVER on (route.py), a repeated call through the plan cache;
+sgemm.gemm(..., precision="int8x") runs it, and precision="fp32" where its
+cost model (cost.py) beats tf32x3's (route.py), a repeated call through the
+plan cache;
 ``sgemm.int8x.gemm`` is the same call.  Importing this package touches no
 CUDA.
 

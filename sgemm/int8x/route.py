@@ -2,14 +2,15 @@
 
     sgemm.gemm(a, b, precision="int8x")   # Ozaki scheme II on INT8 tensor cores, 8 moduli
     sgemm.gemm(a, b, precision="fp32")    # FP32 accuracy at the best speed: the engine
-                                          # from CROSSOVER on (7 moduli where its scaling
-                                          # check passes with 7, else 8), tf32x3 below
+                                          # where the cost model predicts it faster than
+                                          # tf32x3 (7 moduli where its scaling check
+                                          # passes with 7, else 8), tf32x3 elsewhere
     sgemm.int8x.gemm(a, b, c, alpha, beta, trans_a, trans_b)   # the same, int8x always (api.gemm)
 
 Plan (sgemm/plan.py) validates every argument as for the other precisions,
 then hands precision="int8x" or "fp32" to ``attach``: it either returns the
-precision the planner should use instead ("fp32" below the crossover ->
-"tf32x3"; nothing to multiply -> the planner's scale kernel) or takes the
+precision the planner should use instead ("fp32" where tf32x3 is predicted
+faster -> "tf32x3"; nothing to multiply -> the planner's scale kernel) or takes the
 call, giving the plan the pipeline built once for its shape
 (sgemm/int8x/runner.py: launches prepared, workspace kept within a bound,
 the INT8 GEMMs launched before the one synchronisation).  The plan cache
@@ -42,14 +43,17 @@ from __future__ import annotations
 
 from ..errors import ArgumentError
 
-# precision="fp32" takes the integer engine when min(m, n, k) >= CROSSOVER on
-# sm_90a (wgmma s8), tf32x3 otherwise.  Through sgemm.gemm on an H200
-# (bench/results/int8-crossover-moduli-h200-2026-11-29.json, N(0,1) squares,
-# so 7 moduli): the engine ran 69.3, 88.4, 105.3, 117.2 and 129.7 TFLOPS at
-# 2048^3, 2560^3, 3072^3, 3584^3 and 4096^3 against tf32x3's 108.7, 90.2,
-# 100.2, 111.5 and 106.8, so it wins from 3072 on.
-CROSSOVER = 3072
+# precision="fp32" takes the integer engine on sm_90a (wgmma s8) where
+# cost.predict (its 7-moduli pipeline) is below MARGIN times the cost
+# model's tf32x3 time, from k = MIN_K on: 7 moduli pass the scaling check on
+# N(0,1) data from k ~ 1024 (accuracy-table-h200-2026-11-29.json), and a
+# failed check costs the call a second pass, which the margin pays for.  On
+# the 19 timed shapes of cost.py's fit the rule picks the faster path on 18
+# (3072^3, a 5 % loss, is the miss), where min(m, n, k) >= 3072 missed 7.
 INT8X_ARCHS = ("sm_90a",)     # the mma.sync pipeline (68 TFLOPS at 8192^3) never wins
+MIN_K = 1024
+MARGIN = 0.95
+ALWAYS = False                # tests and probes: "fp32" takes the engine wherever it runs
 # Moduli counts: "int8x" runs 8 (the most accurate the kernels are built
 # for); "fp32" tries 7 first -- an eighth fewer INT8 products, which is an
 # eighth less time where the call is held at the power cap -- and 8 where
@@ -58,20 +62,29 @@ INT8X_MODULI = 8
 FP32_MODULI = (7, 8)
 
 
-def takes_fp32(m: int, n: int, k: int, arch: str) -> bool:
-    """Whether precision="fp32" runs the integer engine for this problem."""
-    return arch in INT8X_ARCHS and min(m, n, k) >= CROSSOVER
+def takes_fp32(m: int, n: int, k: int, dev, rival) -> bool:
+    """Whether precision="fp32" runs the integer engine for this problem on
+    dev; rival() is the cost model's tf32x3 time in seconds (asked only
+    where the engine can run)."""
+    if dev.arch not in INT8X_ARCHS or min(m, n, k) == 0:
+        return False
+    if ALWAYS:
+        return True
+    from . import cost
+    return k >= MIN_K and cost.predict(m, n, k, dev.sm_count) < MARGIN * rival()
 
 
 def attach(plan, precision: str, A, B, C, ta: bool, tb: bool, out_batch: tuple,
-           bias, activation) -> str | None:
+           bias, activation, rival=None) -> str | None:
     """precision "int8x" or "fp32" on a validated plan (A, B, C: device-side
     ArrayDesc, C the output).  Returns the precision the planner should use,
-    or None after giving the plan an int8x runner (plan._int8x)."""
+    or None after giving the plan an int8x runner (plan._int8x).  rival(m,
+    n, k): the cost model's tf32x3 seconds (plan.py), for "fp32"."""
     m, n = C.shape[-2], C.shape[-1]
     k = A.shape[-2] if ta else A.shape[-1]
     if precision == "fp32" and (out_batch or bias is not None or activation is not None
-                                or not takes_fp32(m, n, k, plan.device.arch)):
+                                or not takes_fp32(m, n, k, plan.device,
+                                                  lambda: rival(m, n, k))):
         return "tf32x3"
     if precision != "int8x" and precision != "fp32":
         return precision

@@ -436,8 +436,8 @@ def test_api_int8x_non_finite_inputs_go_to_fp32_and_refusals_name_the_argument()
 
 
 def test_fp32_accuracy_on_normal_data_is_at_least_cublas_fp32s():
-    """precision="fp32" where it takes the integer engine (min(m, n, k) >=
-    route.CROSSOVER): 7 moduli on N(0,1) data, whose scaling check passes
+    """precision="fp32" where it takes the integer engine (4096^3: the cost
+    model picks it): 7 moduli on N(0,1) data, whose scaling check passes
     with them there, at or below cuBLAS FP32's error.  (Off that domain
     cuBLAS splits K on skinny deep shapes and is more accurate than 7 moduli
     give: tests/int8x's CPU model and docs/accuracy.md.)"""
@@ -448,7 +448,7 @@ def test_fp32_accuracy_on_normal_data_is_at_least_cublas_fp32s():
     from sgemm.runtime import device as devmod
     if devmod.info(cp.cuda.Device().id).arch not in route.INT8X_ARCHS:
         pytest.skip("precision='fp32' takes the integer engine on sm_90a only")
-    s = route.CROSSOVER
+    s = 4096
     rng = np.random.default_rng(s)
     a = cp.asarray(rng.standard_normal((s, s)).astype(np.float32))
     b = cp.asfortranarray(cp.asarray(rng.standard_normal((s, s)).astype(np.float32)))
@@ -463,13 +463,15 @@ def test_fp32_accuracy_on_normal_data_is_at_least_cublas_fp32s():
     assert p._int8x.replay.__self__.counts == (7, 8)      # 7 passed: nothing moved
 
 
-def test_api_fp32_picks_tf32x3_below_the_crossover_and_int8x_from_it():
+def test_api_fp32_picks_tf32x3_where_faster_and_int8x_where_faster():
+    """The two ends of the cost models' choice (route.takes_fp32): 64^3 and
+    2048 x 2048 x 2048 on tf32x3, 4096^3 on the engine (sm_90a)."""
     import sgemm
-    from sgemm.int8x import route
     from sgemm.runtime import device as devmod
-    a = cp.ones((64, 64), cp.float32)
-    assert sgemm.plan(a, a, precision="fp32").scheme != "int8x"
-    s = route.CROSSOVER
+    for s in (64, 2048):
+        a = cp.ones((s, s), cp.float32)
+        assert sgemm.plan(a, a, precision="fp32").scheme != "int8x"
+    s = 4096
     big = cp.ones((s, s), cp.float32)
     p = sgemm.plan(big, big, precision="fp32")
     hopper = devmod.info(cp.cuda.Device().id).arch == "sm_90a"

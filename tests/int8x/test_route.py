@@ -28,15 +28,45 @@ def test_public_entry_checks_precision_before_needing_a_gpu():
         sgemm.gemm(a, b, precision="fp64")
 
 
-@pytest.mark.parametrize("m,n,k,arch,want", [
-    (route.CROSSOVER, route.CROSSOVER, route.CROSSOVER, "sm_90a", True),
-    (route.CROSSOVER - 1, 4 * route.CROSSOVER, 4 * route.CROSSOVER, "sm_90a", False),
-    (4 * route.CROSSOVER, 4 * route.CROSSOVER, route.CROSSOVER - 1, "sm_90a", False),
-    (route.CROSSOVER, route.CROSSOVER, route.CROSSOVER, "sm_80", False),
-    (route.CROSSOVER, route.CROSSOVER, route.CROSSOVER, "sm_89", False),
-])
-def test_fp32_takes_the_integer_engine_from_the_crossover_on_sm90a(m, n, k, arch, want):
-    assert route.takes_fp32(m, n, k, arch) is want
+H200 = SimpleNamespace(arch="sm_90a", sm_count=132, id=0)
+
+
+def _tf32x3(m, n, k):
+    """The cost model's tf32x3 seconds on an H200 (what plan.py hands route)."""
+    from sgemm.plan import _tf32x3_seconds
+    from sgemm.runtime.device import DeviceInfo
+    dev = DeviceInfo(0, "NVIDIA H200", (9, 0), 132, 232448, 233472, 52428800, 1980000,
+                     3201000, 6144, 141 << 30)
+    return _tf32x3_seconds(m, n, k, dev)
+
+
+# (m, n, k, measured faster on an H200: int8x_fp32 shapes of cost.py's fit)
+@pytest.mark.parametrize("m,n,k,engine", [
+    (2048, 2048, 2048, False), (4096, 4096, 4096, True), (16384, 16384, 16384, True),
+    (8192, 8192, 1024, False), (8192, 8192, 2048, True), (1024, 8192, 8192, True),
+    (2048, 16384, 16384, True), (2048, 2048, 16384, True)])
+def test_fp32_weighs_the_engine_against_tf32x3_by_the_cost_models(m, n, k, engine):
+    assert route.takes_fp32(m, n, k, H200, lambda: _tf32x3(m, n, k)) is engine
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
+def test_fp32_keeps_tf32x3_off_sm90a_and_below_min_k(arch, monkeypatch):
+    def never():
+        raise AssertionError("the rival's time is not needed here")
+    dev = SimpleNamespace(arch=arch, sm_count=132)
+    assert route.takes_fp32(16384, 16384, 16384, dev, never) is False
+    assert route.takes_fp32(16384, 16384, route.MIN_K - 1, H200, lambda: 1.0) is False
+    assert route.takes_fp32(0, 16384, 16384, H200, never) is False
+    monkeypatch.setattr(route, "ALWAYS", True)
+    assert route.takes_fp32(8, 8, 8, H200, never) is True
+    assert route.takes_fp32(8, 8, 8, dev, never) is False
+
+
+def test_the_cost_models_tile_is_the_wgmma_default():
+    from sgemm.int8x import cost
+    from sgemm.kernels import utility as U
+    p = U.INT8X_WGMMA.configs["default"]
+    assert cost.TILE == (p.BM, p.BN) and cost.MODULI == min(route.FP32_MODULI)
 
 
 def _desc(shape, order="C", ptr=1 << 40):
@@ -62,7 +92,8 @@ def runners(monkeypatch):
 
 
 def _plan(arch="sm_90a", alpha=1.0, beta=0.0):
-    return SimpleNamespace(device=SimpleNamespace(arch=arch, id=0), alpha=alpha, beta=beta,
+    return SimpleNamespace(device=SimpleNamespace(arch=arch, id=0, sm_count=132), alpha=alpha,
+                           beta=beta,
                            precision="ieee", kernel="k", params="p", scheme="direct",
                            launches=["l"], problems=["p"], _operands=(1, 2, 3), _kind="cupy")
 
@@ -71,29 +102,26 @@ def _attach(plan, precision, m, n, k, ta=False, tb=False, batch=(), bias=None, a
     A = _desc(batch + ((k, m) if ta else (m, k)), ptr=1 << 40)
     B = _desc(batch + ((n, k) if tb else (k, n)), ptr=2 << 40)
     C = _desc(batch + (m, n), ptr=3 << 40)
-    return route.attach(plan, precision, A, B, C, ta, tb, batch, bias, act)
+    return route.attach(plan, precision, A, B, C, ta, tb, batch, bias, act, _tf32x3)
 
 
-def test_fp32_below_the_crossover_is_tf32x3_and_leaves_the_plan_alone():
+def test_fp32_where_tf32x3_is_faster_is_tf32x3_and_leaves_the_plan_alone():
     p = _plan()
-    s = route.CROSSOVER - 1
-    assert _attach(p, "fp32", s, s, s) == "tf32x3"
+    assert _attach(p, "fp32", 2048, 2048, 2048) == "tf32x3"
     assert p.launches == ["l"] and p._operands == (1, 2, 3)
 
 
 @pytest.mark.parametrize("kw", [dict(batch=(3,)), dict(bias=object()), dict(act="relu"),
                                 dict(arch="sm_80")])
-def test_fp32_above_the_crossover_keeps_tf32x3_where_int8x_cannot_run(kw):
+def test_fp32_keeps_tf32x3_where_int8x_cannot_run(kw):
     arch = kw.pop("arch", "sm_90a")
-    s = route.CROSSOVER
-    assert _attach(_plan(arch), "fp32", s, s, s, **kw) == "tf32x3"
+    assert _attach(_plan(arch), "fp32", 8192, 8192, 8192, **kw) == "tf32x3"
 
 
 def test_fp32_reads_k_through_the_transpose():
-    s = route.CROSSOVER
-    # op(a) = a.T: a is k x m; k below the crossover -> tf32x3
-    assert _attach(_plan(), "fp32", s, s, s - 16, ta=True) == "tf32x3"
-    assert _attach(_plan(), "fp32", s, s, s, ta=True, tb=True) is None
+    # op(a) = a.T: a is k x m; k below MIN_K -> tf32x3
+    assert _attach(_plan(), "fp32", 8192, 8192, route.MIN_K - 16, ta=True) == "tf32x3"
+    assert _attach(_plan(), "fp32", 8192, 8192, 8192, ta=True, tb=True) is None
 
 
 def test_other_precisions_pass_through():

@@ -429,7 +429,7 @@ def test_public_fallback_on_a_hit_leaves_c_to_tf32x3():
 def test_public_fp32_falls_back_on_wide_data_and_int8x_warns(monkeypatch):
     import sgemm
     from sgemm.int8x import route
-    monkeypatch.setattr(route, "CROSSOVER", 1)
+    monkeypatch.setattr(route, "ALWAYS", True)
     rng = np.random.default_rng(11)
     ha, hb = _data(rng, (18, 64), wide=True), _data(rng, (64, 14), wide=True)
     a, b = _dev(ha), _dev(hb)
@@ -455,7 +455,7 @@ def test_public_fp32_takes_seven_moduli_where_they_pass_else_eight(monkeypatch):
     needed 8 starts there on its next call."""
     import sgemm
     from sgemm.int8x import route
-    monkeypatch.setattr(route, "CROSSOVER", 1)
+    monkeypatch.setattr(route, "ALWAYS", True)
     rng = np.random.default_rng(13)
     for k, count in ((4096, 7), (64, 8)):
         ha, hb = _data(rng, (9, k)), _data(rng, (k, 7), axis=1)

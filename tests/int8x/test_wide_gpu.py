@@ -87,7 +87,7 @@ def test_fp32_on_wide_data_falls_back_within_twice_cublas(cls, monkeypatch):
     from sgemm.int8x import route
     if _arch() not in route.INT8X_ARCHS:
         pytest.skip("precision='fp32' takes int8x only on sm_90a")
-    monkeypatch.setattr(route, "CROSSOVER", 64)                   # the route at a small size
+    monkeypatch.setattr(route, "ALWAYS", True)                    # the route at a small size
     rng = np.random.default_rng(11)
     a, b = _op(rng, cls, (512, 1024), "F"), _op(rng, cls, (1024, 384), "F")
     got = sgemm.gemm(a, b, precision="fp32")
@@ -100,7 +100,7 @@ def test_fp32_on_normal_data_keeps_the_integer_engine(monkeypatch):
     from sgemm.int8x import route
     if _arch() not in route.INT8X_ARCHS:
         pytest.skip("precision='fp32' takes int8x only on sm_90a")
-    monkeypatch.setattr(route, "CROSSOVER", 64)
+    monkeypatch.setattr(route, "ALWAYS", True)
     rng = np.random.default_rng(12)
     a, b = _op(rng, "normal", (512, 1024), "F"), _op(rng, "normal", (1024, 384), "F")
     with warnings.catch_warnings():
@@ -112,15 +112,16 @@ def test_fp32_on_normal_data_keeps_the_integer_engine(monkeypatch):
     assert _componentwise(got, a, b) <= _componentwise(cp.matmul(a, b), a, b)
 
 
-def test_fp32_at_the_crossover_on_wide_data():
-    """No monkeypatching: the size where precision='fp32' picks int8x."""
+def test_fp32_where_it_takes_the_engine_on_wide_data():
+    """No monkeypatching: a size where precision='fp32' picks int8x."""
     import sgemm
     from sgemm.int8x import route
     if _arch() not in route.INT8X_ARCHS:
         pytest.skip("precision='fp32' takes int8x only on sm_90a")
-    n = route.CROSSOVER
+    n = 4096
     rng = np.random.default_rng(13)
     a, b = _op(rng, "wide20", (n, n), "F"), _op(rng, "wide20", (n, n), "F")
+    assert sgemm.plan(a, b, precision="fp32").scheme == "int8x"
     got = sgemm.gemm(a, b, precision="fp32")
     cublas = _componentwise(cp.matmul(a, b), a, b)
     assert _componentwise(got, a, b) <= 2 * cublas
