@@ -136,15 +136,14 @@ def _prepare(items, dev) -> list:
 
 
 class Runner:
-    """The pipeline for a (m x k) @ b (k x n) into a column-major out, on one
-    device: sa, sb the operands' (row, column) strides in elements, ldc
-    out's column stride in elements.  kernel/config choose the INT8 GEMM
-    (device.gemm_choice); n_moduli the moduli count (U.INT8X_COUNTS).  Call it with the three addresses and a stream
-    handle; it raises NonFiniteInput or ScalingLoss (on_loss="raise")
-    before Garner, with out untouched, and warns Int8xAccuracyWarning under
-    on_loss="warn".  ``before_garner``: a callable run once the inputs are
-    found good, before Garner is launched (gemm copies c into out
-    there).  m, n, k > 0."""
+    """The pipeline for a (m x k) @ b (k x n) into a column-major out, on one device:
+    sa, sb the operands' (row, column) strides in elements, ldc out's column stride in
+    elements.  kernel/config choose the INT8 GEMM (device.gemm_choice); n_moduli the
+    moduli count (U.INT8X_COUNTS).  Call it with the three addresses and a stream
+    handle; it raises NonFiniteInput or ScalingLoss (on_loss="raise") before Garner,
+    with out untouched, and warns Int8xAccuracyWarning under on_loss="warn".
+    ``before_garner``: a callable run once the inputs are found good, before Garner is
+    launched (gemm copies c into out there).  m, n, k > 0."""
 
     def __init__(self, device: int, m: int, n: int, k: int, sa, sb, ldc: int, alpha: float,
                  beta: float, on_loss: str = "raise", kernel: str = "auto",
@@ -371,14 +370,13 @@ def for_arrays(a, b, out, alpha: float, beta: float, on_loss: str, kernel: str,
 def gemm(a, b, c=None, alpha: float = 1.0, beta: float = 0.0, *,
          n_moduli: int = U.INT8X_MODULI, config: str | None = None, kernel: str = "auto",
          out=None, on_loss: str = "raise"):
-    """C = alpha a @ b + beta c through the integer pipeline (Ozaki scheme II,
-    n_moduli 8 or 7, see moduli.budget and docs/accuracy.md).  a (m x k), b (k x n), c (m x n): float32 CuPy arrays of
-    any strides (a column-major problem's Fortran-ordered operands are read
-    in place).  kernel/config choose the INT8 GEMM (int8_gemm).  Returns a
-    new Fortran-ordered float32 (m, n) array, or out (float32 (m, n), unit
-    stride down columns; c may be out itself, updated in place); c is never
-    read when beta == 0, and out is not written before the inputs are found
-    finite.
+    """C = alpha a @ b + beta c through the integer pipeline (Ozaki scheme II, n_moduli
+    8 or 7, see moduli.budget and docs/accuracy.md).  a (m x k), b (k x n), c (m x n):
+    float32 CuPy arrays of any strides (a column-major problem's Fortran-ordered
+    operands are read in place).  kernel/config choose the INT8 GEMM (int8_gemm).
+    Returns a new Fortran-ordered float32 (m, n) array, or out (float32 (m, n), unit
+    stride down columns; c may be out itself, updated in place); c is never read when
+    beta == 0, and out is not written before the inputs are found finite.
 
     alpha == 0 or k == 0 give beta c without reading a or b (netlib).  Inf or
     NaN in a or b raise NonFiniteInput: they have no integer form, and the
