@@ -112,6 +112,30 @@ def test_fp32_on_normal_data_keeps_the_integer_engine(monkeypatch):
     assert _componentwise(got, a, b) <= _componentwise(cp.matmul(a, b), a, b)
 
 
+def test_fp32_takes_eight_moduli_where_seven_fail_the_check(monkeypatch):
+    """k = 256 N(0,1): the scaling check fails with 7 moduli and passes with
+    8, so "fp32" runs 8 (bit for bit the 8-moduli emulation), then starts
+    there on the plan's next call; no warning either time."""
+    import sgemm
+    from sgemm import plan_cache
+    from sgemm.int8x import route
+    if _arch() not in route.INT8X_ARCHS:
+        pytest.skip("precision='fp32' takes int8x only on sm_90a")
+    monkeypatch.setattr(route, "ALWAYS", True)
+    plan_cache.clear()
+    rng = np.random.default_rng(14)
+    a, b = _op(rng, "normal", (300, 256), "F"), _op(rng, "normal", (256, 200), "F")
+    want = R.gemm(a.get(), b.get(), n_moduli=8).astype(np.float32)
+    p = sgemm.plan(a, b, precision="fp32")
+    eng = p._int8x.replay.__self__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BD.Int8xAccuracyWarning)
+        for _ in range(2):
+            np.testing.assert_array_equal(p.execute().get(), want)
+            assert eng.counts == (8,) and list(eng.runners) == [8]
+    plan_cache.clear()
+
+
 def test_fp32_where_it_takes_the_engine_on_wide_data():
     """No monkeypatching: a size where precision='fp32' picks int8x."""
     import sgemm
