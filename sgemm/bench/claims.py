@@ -1366,7 +1366,7 @@ def sanitizer_table(ev: Evidence) -> str:
 _ACC_COLS = (("cublas_fp32", "cuBLAS FP32"), ("cublas_tf32", "cuBLAS TF32"),
              ("ieee", "`ieee`"), ("tf32x3", "`tf32x3`"), ("int8x", "`int8x`"),
              ("int8x_7", "7 moduli, unchecked"), ("fp32", "`fp32`"),
-             ("fp32_int8x", "`fp32` from the crossover"))
+             ("fp32_int8x", "`fp32` on the engine"))
 
 
 def engines_accuracy_table(ev: Evidence) -> str:
