@@ -58,6 +58,7 @@ import numpy as np
 from . import moduli as M
 from . import reference as R
 
+
 class ScalingLoss(ValueError):
     """The per-row and per-column scaling cannot be shown to keep FP32's
     componentwise accuracy for these operands (wide exponent ranges within a

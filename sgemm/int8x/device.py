@@ -391,7 +391,7 @@ def garner(planes, mods, mu, nu, alpha: float = 1.0, beta: float = 0.0, c=None, 
     import cupy
     n, m, ncols = planes.shape
     if n not in U.INT8X_COUNTS or planes.dtype != cupy.uint8:
-        raise ValueError(f"int8x.garner: planes must be uint8 (n, m, n) with n in "
+        raise ValueError(f"int8x.garner: planes must be uint8 (N, m, n), N moduli in "
                          f"{U.INT8X_COUNTS}, got {planes.dtype} {planes.shape} (byte_planes() "
                          f"converts integer planes)")
     if mods.size != len(M.kernel_constants(M.moduli(n))):
