@@ -131,6 +131,7 @@ class Plan:
     _prepared_for = None
     _prepared: list = []
     _int8x = None     # execute(stream) of a plan that route.attach took (precision="int8x")
+    fp32_choice = None   # precision="fp32": sgemm/int8x/route.py's weigh() for the problem
 
     def __init__(self, a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
                  kernel="auto", precision=None, stream=None, bias=None, activation=None,
@@ -267,11 +268,14 @@ class Plan:
 
     def explain(self, top: int = 8) -> dict:
         """The choice and the cost model's best ``top`` candidates, each with
-        its predicted time (docs/dispatch.md)."""
+        its predicted time (docs/dispatch.md); for precision="fp32", under
+        "fp32", why it took the integer engine or tf32x3."""
         from .dispatch import explain
-        if not self.problems:
-            return {"scheme": self.scheme}
-        return explain(self.problems[0], self.device, self.precision, top)
+        out = ({"scheme": self.scheme} if not self.problems
+               else explain(self.problems[0], self.device, self.precision, top))
+        if self.fp32_choice is not None:
+            out = {**out, "fp32": self.fp32_choice}
+        return out
 
     # -- execution ------------------------------------------------------------------
     def execute(self, stream=None):

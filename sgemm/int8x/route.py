@@ -62,16 +62,30 @@ INT8X_MODULI = 8
 FP32_MODULI = (7, 8)
 
 
-def takes_fp32(m: int, n: int, k: int, dev, rival) -> bool:
-    """Whether precision="fp32" runs the integer engine for this problem on
-    dev; rival() is the cost model's tf32x3 time in seconds (asked only
-    where the engine can run)."""
-    if dev.arch not in INT8X_ARCHS or min(m, n, k) == 0:
-        return False
+def weigh(m: int, n: int, k: int, dev, rival) -> dict:
+    """precision="fp32"'s choice for this problem on dev, and why:
+    {"engine": bool, "why": str} plus, where both models were asked, the
+    predicted seconds "int8x_7" and "tf32x3"; rival() is the cost model's
+    tf32x3 time (asked only where the engine can run)."""
+    if dev.arch not in INT8X_ARCHS:
+        return {"engine": False, "why": f"the engine runs on {INT8X_ARCHS}, not {dev.arch}"}
+    if min(m, n, k) == 0:
+        return {"engine": False, "why": "nothing to multiply"}
     if ALWAYS:
-        return True
+        return {"engine": True, "why": "route.ALWAYS"}
+    if k < MIN_K:
+        return {"engine": False, "why": f"k = {k} < MIN_K = {MIN_K}: 7 moduli would fail "
+                                        f"the scaling check on most data"}
     from . import cost
-    return k >= MIN_K and cost.predict(m, n, k, dev.sm_count) < MARGIN * rival()
+    t7, tt = cost.predict(m, n, k, dev.sm_count), rival()
+    return {"engine": t7 < MARGIN * tt, "int8x_7": t7, "tf32x3": tt,
+            "why": f"predicted {t7 * 1e3:.3f} ms on the engine (7 moduli) against "
+                   f"{tt * 1e3:.3f} ms on tf32x3; the engine needs {MARGIN} of tf32x3's"}
+
+
+def takes_fp32(m: int, n: int, k: int, dev, rival) -> bool:
+    """Whether precision="fp32" runs the integer engine (weigh's verdict)."""
+    return weigh(m, n, k, dev, rival)["engine"]
 
 
 def attach(plan, precision: str, A, B, C, ta: bool, tb: bool, out_batch: tuple,
@@ -82,10 +96,14 @@ def attach(plan, precision: str, A, B, C, ta: bool, tb: bool, out_batch: tuple,
     n, k): the cost model's tf32x3 seconds (plan.py), for "fp32"."""
     m, n = C.shape[-2], C.shape[-1]
     k = A.shape[-2] if ta else A.shape[-1]
-    if precision == "fp32" and (out_batch or bias is not None or activation is not None
-                                or not takes_fp32(m, n, k, plan.device,
-                                                  lambda: rival(m, n, k))):
-        return "tf32x3"
+    if precision == "fp32":
+        if out_batch or bias is not None or activation is not None:
+            plan.fp32_choice = {"engine": False, "why": "batched operands, bias= or "
+                                                        "activation= (the engine has none)"}
+            return "tf32x3"
+        plan.fp32_choice = weigh(m, n, k, plan.device, lambda: rival(m, n, k))
+        if not plan.fp32_choice["engine"]:
+            return "tf32x3"
     if precision != "int8x" and precision != "fp32":
         return precision
     what = "precision='int8x'" if precision == "int8x" else "precision='fp32' (int8x here)"

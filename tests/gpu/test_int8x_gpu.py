@@ -470,11 +470,13 @@ def test_api_fp32_picks_tf32x3_where_faster_and_int8x_where_faster():
     from sgemm.runtime import device as devmod
     for s in (64, 2048):
         a = cp.ones((s, s), cp.float32)
-        assert sgemm.plan(a, a, precision="fp32").scheme != "int8x"
+        p = sgemm.plan(a, a, precision="fp32")
+        assert p.scheme != "int8x" and not p.explain()["fp32"]["engine"]
     s = 4096
     big = cp.ones((s, s), cp.float32)
     p = sgemm.plan(big, big, precision="fp32")
     hopper = devmod.info(cp.cuda.Device().id).arch == "sm_90a"
     assert (p.scheme == "int8x") is hopper
+    assert p.explain()["fp32"]["engine"] is hopper
     got = p.execute()
     assert float(got[0, 0]) == s and float(got[-1, -1]) == s

@@ -62,6 +62,29 @@ def test_fp32_keeps_tf32x3_off_sm90a_and_below_min_k(arch, monkeypatch):
     assert route.takes_fp32(8, 8, 8, dev, never) is False
 
 
+def test_the_plan_keeps_why_fp32_chose():
+    """plan.fp32_choice (what Plan.explain shows under "fp32"): the verdict
+    and the two predictions, or the reason neither was asked."""
+    p = _plan()
+    assert _attach(p, "fp32", 8192, 8192, 8192) is None
+    c = p.fp32_choice
+    assert c["engine"] and c["int8x_7"] < route.MARGIN * c["tf32x3"]
+    assert "predicted" in c["why"] and "tf32x3" in c["why"]
+    p = _plan()
+    assert _attach(p, "fp32", 2048, 2048, 2048) == "tf32x3"
+    assert not p.fp32_choice["engine"] and p.fp32_choice["int8x_7"] > route.MARGIN * \
+        p.fp32_choice["tf32x3"]
+    p = _plan()
+    assert _attach(p, "fp32", 8192, 8192, route.MIN_K - 1) == "tf32x3"
+    assert "MIN_K" in p.fp32_choice["why"] and "tf32x3" not in p.fp32_choice
+    p = _plan(arch="sm_80")
+    assert _attach(p, "fp32", 8192, 8192, 8192) == "tf32x3"
+    assert "sm_80" in p.fp32_choice["why"]
+    p = _plan()
+    assert _attach(p, "fp32", 8192, 8192, 8192, bias=object()) == "tf32x3"
+    assert "bias=" in p.fp32_choice["why"]
+
+
 def test_the_cost_models_tile_is_the_wgmma_default():
     from sgemm.int8x import cost
     from sgemm.kernels import utility as U
