@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import math
 
+from ..kernels import utility as U
+
 T0 = 5.35e-5                 # s a call
 CONVERT = 4.83e-12           # s per element of A and B (rows x K16), both conversions
 GEMM = 1.68e-13              # s per MAC of a wave's tile on one SM, 7 planes counted apart
 GARNER = 1.33e-11            # s per element of C
-MODULI = 7
+MODULI = U.INT8X_FEWER_MODULI   # the constants above are this count's
 TILE = (128, 256)            # BM x BN of the default int8_wgmma config (kernels/utility.py)
 
 

@@ -42,6 +42,7 @@ exception).
 from __future__ import annotations
 
 from ..errors import ArgumentError
+from ..kernels import utility as U
 
 # precision="fp32" takes the integer engine on sm_90a (wgmma s8) where
 # cost.predict (its 7-moduli pipeline) is below MARGIN times the cost
@@ -58,8 +59,8 @@ ALWAYS = False                # tests and probes: "fp32" takes the engine wherev
 # for); "fp32" tries 7 first -- an eighth fewer INT8 products, which is an
 # eighth less time where the call is held at the power cap -- and 8 where
 # the scaling check passes only there (sgemm/int8x/bound.py).
-INT8X_MODULI = 8
-FP32_MODULI = (7, 8)
+INT8X_MODULI = U.INT8X_MODULI
+FP32_MODULI = U.INT8X_COUNTS         # (7, 8): fewest first
 
 
 def weigh(m: int, n: int, k: int, dev, rival) -> dict:
