@@ -89,7 +89,7 @@ def test_the_cost_models_tile_is_the_wgmma_default():
     from sgemm.int8x import cost
     from sgemm.kernels import utility as U
     p = U.INT8X_WGMMA.configs["default"]
-    assert cost.TILE == (p.BM, p.BN) and cost.MODULI == min(route.FP32_MODULI)
+    assert cost.TILE == (p.BM, p.BN)
 
 
 def _desc(shape, order="C", ptr=1 << 40):
