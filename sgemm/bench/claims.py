@@ -459,6 +459,28 @@ CLAIMS: tuple[Claim, ...] = (
           "and the model's split: slower on 17 of 20 pairs, not registered",
           ("large-bk16-h100-2026-11-27.json",), "OUT=dir python bench/probes/large_bk16.py",
           ("docs/notes/ffma-fast.md",)),
+    Claim("large-t-ab", "A trial: a 128x256 rung-9 tile (two warp shapes) and the 256x128 "
+          "tile forced at every split the planner weighs, beside its plan and its four best "
+          "candidates, on 16 deep-K problems with 8192 or more outputs and 8 ML layers of the "
+          "judge's distribution (own seed 5150): slower than the plan on 22 of 24 (1.2 % "
+          "faster on 32000x1024x1024 TN, and on a K = 2 layer whose plan's time is the host's), "
+          "not registered", ("large-t-ab-h200-2026-11-29.json",),
+          "DRAW=deep-k:16:5150:8192 ML=8 OUT=dir python bench/probes/large_t_ab.py",
+          ("docs/notes/dispatch.md",)),
+    Claim("wave-splits", "Split counts up to 24 that fill their last wave to 90 % or more, "
+          "for four rung-9 tiles, forced beside the planner's plan and its six best candidates "
+          "on 12 ML layers with a million or more outputs (own seed 6262): the plan within "
+          "4 % of the fastest on 11 rows (7.7 % on a K = 2 layer), each row's median prediction "
+          "error 0.6-3.8 % (14 % on that layer)",
+          ("wave-splits-h200-2026-11-29.json",),
+          "DRAW=ml-layer:12:6262:1000000 OUT=dir python bench/probes/wave_splits.py",
+          ("docs/notes/dispatch.md",)),
+    Claim("ptxas-options", "A trial: NVRTC/ptxas options the compiler does not pass (-dlcm=cg, "
+          "extra device vectorization, a 255-register cap) on the model's plans of five large "
+          "problems, each variant in its own process and kernel cache, two alternating rounds, "
+          "cuBLAS in each: within 1 % of the plain compile, the cap slower, none adopted",
+          ("ptxas-options-h200-2026-11-29.json",), "OUT=dir python bench/probes/ptxas_options.py 2",
+          ("docs/notes/ffma-fast.md",)),
     Claim("forced-cands", "The cost model's ten best candidates forced and timed on 14 rows "
           "where sgemm lost to cuBLAS in the judges of 2026-11-27 (before the unaligned refit)",
           ("forced-cands-h100-2026-11-27.json",), "OUT=dir python bench/probes/forced_cands.py",
