@@ -241,7 +241,7 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h200-2026-11-29-{s}.json" for s in "ghi")
+JUDGE = tuple(f"judge-h200-2026-11-29-{s}.json" for s in "jkl")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h200-2026-11-29.json"
 UNTUNED = "judge-untuned-final-h200-2026-11-29.json"
