@@ -481,6 +481,13 @@ CLAIMS: tuple[Claim, ...] = (
           "cuBLAS in each: within 1 % of the plain compile, the cap slower, none adopted",
           ("ptxas-options-h200-2026-11-29.json",), "OUT=dir python bench/probes/ptxas_options.py 2",
           ("docs/notes/ffma-fast.md",)),
+    Claim("forced-cands-narrow-deepk", "The cost model's sixteen best candidates forced and "
+          "timed on 12 deep-K problems of the judge's distribution with one side of at most 32 "
+          "and the other of 400 or more (own seed 7171): the plan within 5 % of the fastest "
+          "on 10; it loses to cuBLAS (0.79-0.93) on the five whose K is 40814 or more, all but "
+          "one with the big operand stored along k", ("forced-cands-narrow-deepk-h200-2026-11-29.json",),
+          "PROBS='[...]' TOP=16 OUT=dir python bench/probes/forced_cands.py",
+          ("docs/notes/dispatch.md",)),
     Claim("forced-cands", "The cost model's ten best candidates forced and timed on 14 rows "
           "where sgemm lost to cuBLAS in the judges of 2026-11-27 (before the unaligned refit)",
           ("forced-cands-h100-2026-11-27.json",), "OUT=dir python bench/probes/forced_cands.py",
