@@ -71,3 +71,59 @@ def operands(m, n, k, ta, tb):
 def loguni(r):
     """lu(lo, hi): an integer log-uniform in [lo, hi] from random.Random r."""
     return lambda lo, hi: int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))
+
+
+def plan_row(p: dict) -> dict:
+    """One judge problem (dict m, n, k, ta, tb) set up for forcing plans: its
+    operands, C, the fp64 reference and its norm, cuBLAS's time and error
+    (``cub``, ``cerr``), sgemm.gemm's time (``auto``) and the Plan."""
+    import sgemm
+    from cublas_kernels import operands as judge_operands
+    from sgemm.plan import Plan
+    m, n, k, ta, tb = p["m"], p["n"], p["k"], bool(p["ta"]), bool(p["tb"])
+    a, b, A, B = judge_operands(cp, 1, m, n, k, ta, tb)
+    c = cp.empty((m, n), cp.float32)
+    ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
+    nr = float(cp.linalg.norm(ref))
+    cub = tfn(lambda: cp.matmul(A, B, out=c))
+    cerr = float(cp.linalg.norm(c - ref)) / nr
+    auto = tfn(lambda: sgemm.gemm(a, b, c, trans_a=ta, trans_b=tb))
+    return dict(c=c, ref=ref, nr=nr, cub=cub, cerr=cerr, auto=auto,
+                plan=Plan(a, b, c, trans_a=ta, trans_b=tb))
+
+
+def time_forced(row: dict, tried, dev) -> list:
+    """Each (label, spec, params, prediction or None) of ``tried`` forced on
+    the row's problem and timed by checked_time; the error is relative to
+    cuBLAS's.  A candidate that fails is recorded with its error message."""
+    from sgemm.tune import launches_for
+    prob, out = row["plan"].problems[0], []
+    for lab, spec, q, pred in tried:
+        try:
+            err, t = checked_time(launches_for(spec, q, [prob], dev), row["c"], row["ref"],
+                                  row["nr"])
+        except Exception as ex:  # noqa: BLE001 -- recorded, the probe goes on
+            out.append(dict(c=lab, error=str(ex)[:160]))
+            continue
+        rec = dict(c=lab, us=round(t, 1), err=round(err / row["cerr"], 2))
+        if pred is not None:
+            rec["pred"] = pred
+        out.append(rec)
+    return out
+
+
+def run_rows(problems, row, line, filename: str) -> None:
+    """row(dev, p) for each problem, a printed line(p, record) each, and
+    $OUT/filename rewritten after every row (a cut-off run keeps its rows)."""
+    import json
+    import os
+    from sgemm.runtime import device as devmod
+    dev = devmod.info(0)
+    out = []
+    for p in problems:
+        rec = row(dev, p)
+        out.append(rec)
+        print(line(p, rec), flush=True)
+        cp.get_default_memory_pool().free_all_blocks()
+        with open(os.path.join(os.environ.get("OUT", "."), filename), "w") as f:
+            json.dump(dict(device=dev.name, rows=out), f, indent=1)

@@ -14,26 +14,18 @@ NaN-poisoned output first (_gpu.checked_time).
 
     DRAW=deep-k:16:SEED:MIN_OUTPUTS ML=8 OUT=dir python bench/probes/large_t_ab.py
 """
-import json
 import os
 import sys
 
 os.environ.setdefault("CUPY_TF32", "0")
-import cupy as cp  # noqa: E402
-
-import sgemm  # noqa: E402
 from sgemm import planner  # noqa: E402
 from sgemm.kernels import ladder  # noqa: E402
 from sgemm.kernels.params import TileParams  # noqa: E402
-from sgemm.plan import Plan  # noqa: E402
-from sgemm.runtime import device as devmod  # noqa: E402
-from sgemm.tune import launches_for  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _draw import judge_draws  # noqa: E402
-from _gpu import checked_time, tfn  # noqa: E402
-from cublas_kernels import operands  # noqa: E402
+from _gpu import plan_row, run_rows, time_forced  # noqa: E402
 from forced_cands import label  # noqa: E402
 
 VARIANTS = {"a": TileParams(BM=128, BN=256, BK=16, WM=128, WN=32, TM=16, TN=8, threads=256),
@@ -51,20 +43,9 @@ def problems():
 
 
 def row(dev, p) -> dict:
-    b, m, n, k, ta, tb = 1, p["m"], p["n"], p["k"], int(p["ta"]), int(p["tb"])
-    a, bb, A, B = operands(cp, b, m, n, k, ta, tb)
-    C = cp.empty((m, n), cp.float32)
-    ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
-    nr = float(cp.linalg.norm(ref))
-    cub = tfn(lambda: cp.matmul(A, B, out=C))
-    cerr = float(cp.linalg.norm(C - ref)) / nr
-    auto = tfn(lambda: sgemm.gemm(a, bb, C, trans_a=bool(ta), trans_b=bool(tb)))
-    pl = Plan(a, bb, C, trans_a=bool(ta), trans_b=bool(tb))
-    prob = pl.problems[0]
-    res = []
-    tried = []
-    for c in planner.candidates(prob, dev, "ieee")[:4]:
-        tried.append((label(c), c.spec, c.params))
+    r = plan_row(p)
+    prob = r["plan"].problems[0]
+    tried = [(label(c), c.spec, c.params, None) for c in planner.candidates(prob, dev, "ieee")[:4]]
     spec = ladder.DOUBLE_BUFFER
     names = {}
     for name, q in VARIANTS.items():
@@ -72,32 +53,22 @@ def row(dev, p) -> dict:
             names[q.replace(split_k=s)] = f"{name}:s{s}"
     # the planner's accuracy limit on FFMA slices
     for _, q in planner._accurate([(spec, q) for q in names], prob, dev):
-        tried.append((names[q], spec, q))
-    for lab, sp, q in tried:
-        try:
-            err, t = checked_time(launches_for(sp, q, [prob], dev), C, ref, nr)
-        except Exception as ex:  # noqa: BLE001 -- recorded, the probe goes on
-            res.append(dict(c=lab, error=str(ex)[:160]))
-            continue
-        res.append(dict(c=lab, us=round(t, 1), err=round(err / cerr, 2)))
-    return dict(p, cublas_us=cub, auto_us=auto, plan=repr(pl)[:160], cands=res)
+        tried.append((names[q], spec, q, None))
+    return dict(p, cublas_us=r["cub"], auto_us=r["auto"], plan=repr(r["plan"])[:160],
+                cands=time_forced(r, tried, dev))
+
+
+def line(p, rec) -> str:
+    ok = [c for c in rec["cands"] if "us" in c and c["err"] <= 2]
+    best = lambda pre: min((c["us"] for c in ok if c["c"].startswith(pre)), default=None)
+    return (f"{p['cat'][:6]} {p['m']}x{p['n']}x{p['k']} {'T' if p['ta'] else 'N'}"
+            f"{'T' if p['tb'] else 'N'} cub {rec['cublas_us']:.1f} auto {rec['auto_us']:.1f} "
+            f"a {best('a:')} b {best('b:')} large {best('large:')} "
+            f"cands {best('double_buffer') or best('')}")
 
 
 def main():
-    dev = devmod.info(0)
-    out = []
-    for p in problems():
-        rec = row(dev, p)
-        out.append(rec)
-        ok = [c for c in rec["cands"] if "us" in c and c["err"] <= 2]
-        best = lambda pre: min((c["us"] for c in ok if c["c"].startswith(pre)), default=None)
-        print(f"{p['cat'][:6]} {p['m']}x{p['n']}x{p['k']} {'T' if p['ta'] else 'N'}"
-              f"{'T' if p['tb'] else 'N'} cub {rec['cublas_us']:.1f} auto {rec['auto_us']:.1f} "
-              f"a {best('a:')} b {best('b:')} large {best('large:')} "
-              f"cands {best('double_buffer') or best('')}", flush=True)
-        cp.get_default_memory_pool().free_all_blocks()
-        with open(os.path.join(os.environ.get("OUT", "."), "large-t-ab.json"), "w") as f:
-            json.dump(dict(device=dev.name, rows=out), f, indent=1)     # after every row
+    run_rows(problems(), row, line, "large-t-ab.json")
 
 
 if __name__ == "__main__":

@@ -14,25 +14,17 @@ first (_gpu.checked_time).
 
     DRAW=ml-layer:12:SEED:MIN_OUTPUTS OUT=dir python bench/probes/wave_splits.py
 """
-import json
 import os
 import sys
 
 os.environ.setdefault("CUPY_TF32", "0")
-import cupy as cp  # noqa: E402
-
-import sgemm  # noqa: E402
 from sgemm import cost, planner  # noqa: E402
 from sgemm.kernels import ladder  # noqa: E402
-from sgemm.plan import Plan  # noqa: E402
-from sgemm.runtime import device as devmod  # noqa: E402
-from sgemm.tune import launches_for  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _draw import judge_draws  # noqa: E402
-from _gpu import checked_time, tfn  # noqa: E402
-from cublas_kernels import operands  # noqa: E402
+from _gpu import plan_row, run_rows, time_forced  # noqa: E402
 from forced_cands import label  # noqa: E402
 
 TILES = ("large", "medium", "rect", "rect_t")
@@ -60,16 +52,8 @@ def wave_splits(prob, q, dev):
 
 
 def row(dev, p) -> dict:
-    m, n, k, ta, tb = p["m"], p["n"], p["k"], int(p["ta"]), int(p["tb"])
-    a, bb, A, B = operands(cp, 1, m, n, k, ta, tb)
-    C = cp.empty((m, n), cp.float32)
-    ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
-    nr = float(cp.linalg.norm(ref))
-    cub = tfn(lambda: cp.matmul(A, B, out=C))
-    cerr = float(cp.linalg.norm(C - ref)) / nr
-    auto = tfn(lambda: sgemm.gemm(a, bb, C, trans_a=bool(ta), trans_b=bool(tb)))
-    pl = Plan(a, bb, C, trans_a=bool(ta), trans_b=bool(tb))
-    prob = pl.problems[0]
+    r = plan_row(p)
+    prob = r["plan"].problems[0]
     spec = ladder.DOUBLE_BUFFER
     tried = [(label(c), c.spec, c.params, round(c.predicted * 1e6, 1))
              for c in planner.candidates(prob, dev, "ieee")[:6]]
@@ -81,31 +65,20 @@ def row(dev, p) -> dict:
     for _, q in planner._accurate([(spec, q) for q in names], prob, dev):
         pred = cost.predict(spec, q, prob, dev, cost.calibration(dev))
         tried.append((names[q], spec, q, round(pred["total"] * 1e6, 1)))
-    res = []
-    for lab, sp, q, pred in tried:
-        try:
-            err, t = checked_time(launches_for(sp, q, [prob], dev), C, ref, nr)
-        except Exception as ex:  # noqa: BLE001 -- recorded, the probe goes on
-            res.append(dict(c=lab, error=str(ex)[:160]))
-            continue
-        res.append(dict(c=lab, us=round(t, 1), pred=pred, err=round(err / cerr, 2)))
-    return dict(p, cublas_us=cub, auto_us=auto, plan=repr(pl)[:160], cands=res)
+    return dict(p, cublas_us=r["cub"], auto_us=r["auto"], plan=repr(r["plan"])[:160],
+                cands=time_forced(r, tried, dev))
+
+
+def line(p, rec) -> str:
+    ok = [c for c in rec["cands"] if "us" in c and c["err"] <= 2]
+    best = min(ok, key=lambda c: c["us"]) if ok else None
+    return (f"{p['m']}x{p['n']}x{p['k']} {'T' if p['ta'] else 'N'}{'T' if p['tb'] else 'N'} "
+            f"cub {rec['cublas_us']:.1f} auto {rec['auto_us']:.1f} best "
+            + (f"{best['c']} {best['us']} pred {best['pred']}" if best else "-"))
 
 
 def main():
-    dev = devmod.info(0)
-    out = []
-    for p in problems():
-        rec = row(dev, p)
-        out.append(rec)
-        ok = [c for c in rec["cands"] if "us" in c and c["err"] <= 2]
-        best = min(ok, key=lambda c: c["us"]) if ok else None
-        print(f"{p['m']}x{p['n']}x{p['k']} {'T' if p['ta'] else 'N'}{'T' if p['tb'] else 'N'} "
-              f"cub {rec['cublas_us']:.1f} auto {rec['auto_us']:.1f} best "
-              + (f"{best['c']} {best['us']} pred {best['pred']}" if best else "-"), flush=True)
-        cp.get_default_memory_pool().free_all_blocks()
-        with open(os.path.join(os.environ.get("OUT", "."), "wave-splits.json"), "w") as f:
-            json.dump(dict(device=dev.name, rows=out), f, indent=1)     # after every row
+    run_rows(problems(), row, line, "wave-splits.json")
 
 
 if __name__ == "__main__":
