@@ -486,7 +486,9 @@ CLAIMS: tuple[Claim, ...] = (
           "and the other of 400 or more (own seed 7171): the plan within 5 % of the fastest "
           "on 10; it loses to cuBLAS (0.79-0.93) on the five whose K is 40814 or more, all but "
           "one with the big operand stored along k", ("forced-cands-narrow-deepk-h200-2026-11-29.json",),
-          "PROBS='[...]' TOP=16 OUT=dir python bench/probes/forced_cands.py",
+          "cd bench/probes && PROBS=\"$(python -c 'import json, _draw; print(json.dumps("
+          "_draw.judge_draws(\"deep-k\", 12, 7171, lambda p: min(p[\"m\"], p[\"n\"]) <= 32 "
+          "and max(p[\"m\"], p[\"n\"]) >= 400)))')\" TOP=16 OUT=dir python forced_cands.py",
           ("docs/notes/dispatch.md",)),
     Claim("forced-cands", "The cost model's ten best candidates forced and timed on 14 rows "
           "where sgemm lost to cuBLAS in the judges of 2026-11-27 (before the unaligned refit)",
