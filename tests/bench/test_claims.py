@@ -47,7 +47,7 @@ def test_readme_values_are_one_number():
 
 
 def test_generated_text_is_up_to_date():
-    """README.md, docs/accuracy.md, docs/reliability.md and
+    """README.md, docs/accuracy.md, docs/reliability.md, docs/dispatch.md and
     bench/results/README.md match the committed results: run `sgemm results`."""
     assert claims.update(ROOT, check=True) == []
 
@@ -127,3 +127,19 @@ def test_cli_results_check_and_version(tmp_path):
 def test_python_dash_m_is_the_command(args):
     r = _run(*args)
     assert r.returncode == 0 and "usage: sgemm" in r.stdout
+
+
+def test_judge_categories_table_counts_every_problem():
+    """docs/dispatch.md's table: one row per category of the scorecard's
+    judges plus "all", whose count of problems under 0.9 is the sum of the
+    categories' and whose size is every problem of every seed."""
+    table = claims.judge_categories_table(claims.Evidence(ROOT))
+    rows = [line.split("|")[1:-1] for line in table.splitlines()
+            if line.startswith("| ") and " of " in line]
+    ev = claims.Evidence(ROOT)
+    seeds = [ev.json(f) for f in claims.JUDGE]
+    cats = {r["cat"] for d in seeds for r in d["rows"]}
+    assert [r[0].strip() for r in rows] == sorted(cats) + ["all"]
+    under, n = zip(*(map(int, r[-1].split(" of ")) for r in rows))
+    assert sum(under[:-1]) == under[-1] and sum(n[:-1]) == n[-1]
+    assert n[-1] == sum(len(d["rows"]) for d in seeds)
