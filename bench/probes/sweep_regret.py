@@ -5,8 +5,10 @@ timed, ieee), the pick's measured time over the row's fastest (regret),
 and cuBLAS's time over the pick's.  In-sample where the calibration was
 fitted on the same sweep: a check of the fit, not a result to report.
 
-    python bench/probes/sweep_regret.py [--worst N] [--sides] [--narrow-batches] SWEEP.json DEVICE CAL.json ...
+    python bench/probes/sweep_regret.py [--ieee-only] [--worst N] [--sides] [--narrow-batches] SWEEP.json DEVICE CAL.json ...
 
+--ieee-only: regret against the fastest FFMA (precision "ieee") candidate the row
+timed, where a sweep timed tf32x3's kernels as well.
 --worst N: also the N rows where cuBLAS leads the pick most, with the
 pick's and the fastest candidate's predicted and measured us.
 --sides: also cuBLAS over the pick by the narrow side (<= 8, 9-16, 17-32, wider).
@@ -24,8 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model_picks import label  # noqa: E402  (the sweep's key for a candidate without pack)
 
 from sgemm import cost, planner  # noqa: E402
+from sgemm.kernels import registry  # noqa: E402
 from sgemm.calibrate import problem_of  # noqa: E402
 from sgemm.tune import DEVICE_MODELS  # noqa: E402
+
+
+IEEE_ONLY = False      # --ieee-only: the fastest FFMA candidate is the bar, not tf32x3's
 
 
 def side_class(r) -> str:
@@ -36,7 +42,8 @@ def side_class(r) -> str:
 def regret(rows, dev, cal, worst: int = 0, sides: bool = False) -> dict:
     logs, cub, near, miss, lines, by = [], [], 0, 0, [], {}
     for r in rows:
-        t = {k: c["gpu_ms"] for k, c in r["cands"].items() if "gpu_ms" in c}
+        t = {k: c["gpu_ms"] for k, c in r["cands"].items()
+             if "gpu_ms" in c and (not IEEE_ONLY or registry.get(c["kernel"]).precision == "ieee")}
         if not t:
             continue
         prob = problem_of(r["canon"])
@@ -72,7 +79,10 @@ def regret(rows, dev, cal, worst: int = 0, sides: bool = False) -> dict:
 
 
 def main(argv) -> None:
+    global IEEE_ONLY
     worst, sides = 0, False
+    if argv[0] == "--ieee-only":
+        IEEE_ONLY, argv = True, argv[1:]
     if argv[0] == "--worst":
         worst, argv = int(argv[1]), argv[2:]
     if argv[0] == "--sides":

@@ -490,6 +490,14 @@ CLAIMS: tuple[Claim, ...] = (
           "_draw.judge_draws(\"deep-k\", 12, 7171, lambda p: min(p[\"m\"], p[\"n\"]) <= 32 "
           "and max(p[\"m\"], p[\"n\"]) >= 400)))')\" TOP=16 OUT=dir python forced_cands.py",
           ("docs/notes/dispatch.md",)),
+    Claim("calibration-sweep-h200", "`sgemm tune --calibrate` on an H200 (120 s: 24 problems, "
+          "1592 timings), fitted on either half and judged on the other against the shipped "
+          "H100 calibration: the FFMA pick's time over the fastest FFMA candidate's, geometric "
+          "mean 1.29 and 1.20 for the half-sweep fits, 1.16 and 1.07 for the shipped "
+          "calibration; not adopted", ("calibration-sweep-h200-2026-11-29.json",),
+          "sgemm tune --calibrate --save-sweep FILE; python bench/probes/sweep_regret.py "
+          "--ieee-only HALF.json h200 CAL.json ... (halves: the rows at even and odd positions)",
+          ("docs/notes/dispatch.md",)),
     Claim("forced-cands", "The cost model's ten best candidates forced and timed on 14 rows "
           "where sgemm lost to cuBLAS in the judges of 2026-11-27 (before the unaligned refit)",
           ("forced-cands-h100-2026-11-27.json",), "OUT=dir python bench/probes/forced_cands.py",
