@@ -498,6 +498,14 @@ CLAIMS: tuple[Claim, ...] = (
           "sgemm tune --calibrate --save-sweep FILE; python bench/probes/sweep_regret.py "
           "--ieee-only HALF.json h200 CAL.json ... (halves: the rows at even and odd positions)",
           ("docs/notes/dispatch.md",)),
+    Claim("narrowk-ab", "A trial: a prototype kernel (bench/probes/narrowk.cu) streaming a "
+          "big operand stored along k beside a side of at most 32, on 16 deep-K problems of "
+          "that class (own seeds 7171 and 8282): correct (error 0.34-0.49 of cuBLAS's; four "
+          "sanitizer tools clean on its boundary cases) but 0.40-0.47 of cuBLAS's speed in "
+          "geometric mean where sgemm's plan ran 0.90-0.92; not adopted",
+          ("narrowk-ab-h200-2026-11-29.json",),
+          "SEEDS=7171,8282 N=8 OUT=dir python bench/probes/narrowk_ab.py",
+          ("docs/notes/dispatch.md",)),
     Claim("forced-cands", "The cost model's ten best candidates forced and timed on 14 rows "
           "where sgemm lost to cuBLAS in the judges of 2026-11-27 (before the unaligned refit)",
           ("forced-cands-h100-2026-11-27.json",), "OUT=dir python bench/probes/forced_cands.py",
