@@ -502,9 +502,12 @@ CLAIMS: tuple[Claim, ...] = (
           "big operand stored along k beside a side of at most 32, on 16 deep-K problems of "
           "that class (own seeds 7171 and 8282): correct (error 0.34-0.49 of cuBLAS's; four "
           "sanitizer tools clean on its boundary cases) but 0.40-0.47 of cuBLAS's speed in "
-          "geometric mean where sgemm's plan ran 0.90-0.92; not adopted",
-          ("narrowk-ab-h200-2026-11-29.json",),
-          "SEEDS=7171,8282 N=8 OUT=dir python bench/probes/narrowk_ab.py",
+          "geometric mean where sgemm's plan ran 0.90-0.92 (0.45 with 4-warp blocks, two or "
+          "three an SM, on seed 7171); not adopted",
+          ("narrowk-ab-h200-2026-11-29.json", "narrowk-ab-h200-2026-11-29-w4s4.json",
+           "narrowk-ab-h200-2026-11-29-w4s3.json"),
+          "SEEDS=7171,8282 N=8 OUT=dir python bench/probes/narrowk_ab.py; the -w4s4 and -w4s3 "
+          "files: NK_WARPS=4 NK_NST=4 (or 3) SEEDS=7171",
           ("docs/notes/dispatch.md",)),
     Claim("forced-cands", "The cost model's ten best candidates forced and timed on 14 rows "
           "where sgemm lost to cuBLAS in the judges of 2026-11-27 (before the unaligned refit)",
