@@ -31,6 +31,10 @@ __device__ __forceinline__ void nk_cp4(unsigned dst, const float* src, int bytes
                  "r"(bytes));
 }
 __device__ __forceinline__ void nk_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// a + x . y, in k order
+__device__ __forceinline__ float nk_dot4(float4 x, float4 y, float a) {
+    return fmaf(x.w, y.w, fmaf(x.z, y.z, fmaf(x.y, y.y, fmaf(x.x, y.x, a))));
+}
 template <int N>
 __device__ __forceinline__ void nk_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
@@ -123,14 +127,7 @@ narrowk_main(int R, int K, int Sreal, int kslice, const float* __restrict__ X, l
         for (int s = 0; s < S; ++s) {
             const float4 y = *reinterpret_cast<const float4*>(ys + s * NK_CHUNK);
 #pragma unroll
-            for (int q = 0; q < ROWS; ++q) {
-                float a = acc[q][s];
-                a = fmaf(x[q].x, y.x, a);
-                a = fmaf(x[q].y, y.y, a);
-                a = fmaf(x[q].z, y.z, a);
-                a = fmaf(x[q].w, y.w, a);
-                acc[q][s] = a;
-            }
+            for (int q = 0; q < ROWS; ++q) acc[q][s] = nk_dot4(x[q], y, acc[q][s]);
         }
     }
     nk_wait<0>();

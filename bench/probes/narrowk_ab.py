@@ -94,6 +94,15 @@ def run(p, a, b, c, splits: int):
     return go, splits
 
 
+def poisoned_error(go, c, ref, nr) -> float:
+    """Relative error of one run of ``go`` on a NaN-filled c against fp64."""
+    with stream:
+        c.fill(cp.nan)
+        go()
+    stream.synchronize()
+    return float(cp.linalg.norm(c - ref)) / nr
+
+
 def problem(p):
     """Operands as the judge builds them (C-order), fp64 reference, cuBLAS."""
     m, n, k, ta, tb = p["m"], p["n"], p["k"], p["ta"], p["tb"]
@@ -116,11 +125,7 @@ def row(p, sms: int) -> dict:
     out = []
     for s in sorted({first, 2 * first, max(1, first // 2)}):
         go, used = run(p, a, b, c, s)
-        with stream:
-            c.fill(cp.nan)
-            go()
-        stream.synchronize()
-        err = float(cp.linalg.norm(c - ref)) / nr
+        err = poisoned_error(go, c, ref, nr)
         out.append(dict(splits=used, us=tfn(go), err_vs_cublas=round(err / cerr, 3),
                         first=s == first))
     gb = (X.size + p["k"] * min(p["m"], p["n"])) * 4 / 1e9
@@ -137,12 +142,7 @@ def cases():
         p = dict(m=m, n=n, k=k, ta=bool(ta), tb=bool(tb))
         a, b, A, B, c, ref, nr = problem(p)
         for s in (1, 3):
-            go, _ = run(p, a, b, c, s)
-            with stream:
-                c.fill(cp.nan)
-                go()
-            stream.synchronize()
-            e = float(cp.linalg.norm(c - ref)) / nr
+            e = poisoned_error(run(p, a, b, c, s)[0], c, ref, nr)
             worst = max(worst, e)
             print(f"case {m}x{n}x{k} {'NT'[ta]}{'NT'[tb]} splits {s}: rel err {e:.2e}")
     print(f"worst rel err {worst:.2e}")
