@@ -6,6 +6,7 @@ output first; its error is reported over cuBLAS's.
 
     SEEDS=7171,8282 N=8 OUT=dir python bench/probes/narrowk_ab.py
     python bench/probes/narrowk_ab.py --cases      # boundary cases only (sanitizers)
+    ncu --section ... python bench/probes/narrowk_ab.py --profile   # two rows, one run each
 
 The class: C = op(a) op(b) with n <= 32 and a not transposed (X = a, rows
 along k), or m <= 32 and b transposed (X = b; C is written transposed),
@@ -149,9 +150,25 @@ def cases():
     assert worst < 1e-5, worst
 
 
+def profile():
+    """One run of the prototype on each of two rows of the A/B (an NT row
+    with 16-byte copies, an NN row whose Y is transposed by 4-byte copies),
+    at the split count chosen up front: for ncu."""
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    for m, n, k, ta, tb in [(683, 23, 256740, 0, 1), (630, 26, 37605, 0, 0)]:
+        p = dict(m=m, n=n, k=k, ta=bool(ta), tb=bool(tb))
+        a, b, A, B, c, ref, nr = problem(p)
+        go, s = run(p, a, b, c, splits_for(layout(p, a, b)[5], k, sms))
+        e = poisoned_error(go, c, ref, nr)
+        print(f"profile {m}x{n}x{k} {'NT'[ta]}{'NT'[tb]} splits {s}: rel err {e:.2e}")
+
+
 def main():
     if "--cases" in sys.argv:
         cases()
+        return
+    if "--profile" in sys.argv:
+        profile()
         return
     from _draw import judge_draws
     keep = lambda p: p["k"] >= 20000 and max(p["m"], p["n"]) >= 400 and in_class(p)
