@@ -36,6 +36,11 @@ def _b(x: bool) -> str:
     return "true" if x else "false"
 
 
+def smem_bytes(S: int) -> int:
+    """The stages of X (the block's rows) and Y (S columns), 128 k each."""
+    return 4 * NST * (WARPS * ROWS * CHUNK + S * CHUNK)
+
+
 def kernels(S: int, yk: bool, al: bool):
     """The main kernel for (S, yk, al) and the reduction, compiled on first
     use (one module each: compiling every instantiation up front takes
@@ -47,7 +52,7 @@ def kernels(S: int, yk: bool, al: bool):
                                   name_expressions=[name, "narrowk_reduce"])
     mod = _mod[name]
     main = mod.get_function(name)
-    smem = 4 * NST * (WARPS * ROWS * CHUNK + S * CHUNK)
+    smem = smem_bytes(S)
     main.max_dynamic_shared_size_bytes = smem
     return main, mod.get_function("narrowk_reduce"), smem
 
@@ -69,6 +74,15 @@ def splits_for(R: int, K: int, sms: int) -> int:
     chain 1024 deep, planner.ACC_SLICE_SKINNY)."""
     bx = -(-R // (WARPS * ROWS))
     return max(-(-sms // bx), -(-K // 32768), 1)
+
+
+def wave_splits(R: int, K: int, sms: int, per_sm: int) -> list:
+    """Split counts up to 64 whose blocks fill their last wave to 90 % or
+    more (NK_SPLITS=wave), at most four, fewest first."""
+    bx, slots = -(-R // (WARPS * ROWS)), sms * per_sm
+    out = [s for s in range(1, 65) if K >= s * CHUNK
+           and (bx * s) - (bx * s - 1) // slots * slots >= 0.9 * slots]
+    return out[:4]
 
 
 def run(p, a, b, c, splits: int):
@@ -123,8 +137,13 @@ def row(p, sms: int) -> dict:
     auto = tfn(lambda: sgemm.gemm(a, b, c, trans_a=bool(p["ta"]), trans_b=bool(p["tb"])))
     X, _, _, _, _, R, _, _ = layout(p, a, b)
     first = splits_for(R, p["k"], sms)
+    tried = {first, 2 * first, max(1, first // 2)}
+    if os.environ.get("NK_SPLITS") == "wave":       # blocks per SM from the smem per block
+        S = next(s for s in SIDES if s >= min(p["m"], p["n"]))
+        per_sm = max(1, 227 * 1024 // smem_bytes(S))
+        tried |= set(wave_splits(R, p["k"], sms, per_sm))
     out = []
-    for s in sorted({first, 2 * first, max(1, first // 2)}):
+    for s in sorted(tried):
         go, used = run(p, a, b, c, s)
         err = poisoned_error(go, c, ref, nr)
         out.append(dict(splits=used, us=tfn(go), err_vs_cublas=round(err / cerr, 3),

@@ -503,11 +503,16 @@ CLAIMS: tuple[Claim, ...] = (
           "that class (own seeds 7171 and 8282): correct (error 0.34-0.49 of cuBLAS's; four "
           "sanitizer tools clean on its boundary cases) but 0.40-0.47 of cuBLAS's speed in "
           "geometric mean where sgemm's plan ran 0.90-0.92 (0.45 with 4-warp blocks, two or "
-          "three an SM, on seed 7171); not adopted",
+          "three an SM; 0.75 at the best of its splits that fill whole waves, faster than "
+          "sgemm's plan on 3 of 8, seed 7171; ncu: tails and 2 warps a scheduler); not adopted",
           ("narrowk-ab-h200-2026-11-29.json", "narrowk-ab-h200-2026-11-29-w4s4.json",
-           "narrowk-ab-h200-2026-11-29-w4s3.json"),
+           "narrowk-ab-h200-2026-11-29-w4s3.json", "narrowk-ab-h200-2026-11-29-wave.json",
+           "narrowk-ncu-h200-2026-11-29.log"),
           "SEEDS=7171,8282 N=8 OUT=dir python bench/probes/narrowk_ab.py; the -w4s4 and -w4s3 "
-          "files: NK_WARPS=4 NK_NST=4 (or 3) SEEDS=7171",
+          "files: NK_WARPS=4 NK_NST=4 (or 3) SEEDS=7171; -wave: NK_SPLITS=wave SEEDS=7171; the "
+          "ncu log: ncu --clock-control none -k regex:narrowk_main --section SpeedOfLight "
+          "--section WarpStateStats --section MemoryWorkloadAnalysis --section Occupancy "
+          "--section LaunchStats --section SchedulerStats python narrowk_ab.py --profile",
           ("docs/notes/dispatch.md",)),
     Claim("forced-cands", "The cost model's ten best candidates forced and timed on 14 rows "
           "where sgemm lost to cuBLAS in the judges of 2026-11-27 (before the unaligned refit)",
