@@ -24,9 +24,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _gpu import stream, tfn  # noqa: E402
 
-# NK_WARPS, NK_NST: the block's warps and the stages in flight (the
-# recorded runs name theirs)
-ROWS, CHUNK = 4, 128
+# NK_ROWS, NK_WARPS, NK_NST: rows a warp, warps a block, stages in flight
+# (the recorded runs name theirs)
+CHUNK = 128
+ROWS = int(os.environ.get("NK_ROWS", "4"))
 WARPS, NST = int(os.environ.get("NK_WARPS", "8")), int(os.environ.get("NK_NST", "4"))
 SIDES = (8, 16, 24, 32)
 _mod = {}
@@ -214,7 +215,7 @@ def main():
               f"{g(lambda r: next(x for x in r['proto'] if x['first'])['us']):.3f}", flush=True)
     with open(os.path.join(os.environ.get("OUT", "."), "narrowk-ab.json"), "w") as f:
         json.dump(dict(device=cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-                       warps=WARPS, stages=NST, rows=out), f, indent=1)
+                       rows_per_warp=ROWS, warps=WARPS, stages=NST, rows=out), f, indent=1)
 
 
 if __name__ == "__main__":

@@ -504,12 +504,14 @@ CLAIMS: tuple[Claim, ...] = (
           "sanitizer tools clean on its boundary cases) but 0.40-0.47 of cuBLAS's speed in "
           "geometric mean where sgemm's plan ran 0.90-0.92 (0.45 with 4-warp blocks, two or "
           "three an SM; 0.75 at the best of its splits that fill whole waves, faster than "
-          "sgemm's plan on 3 of 8, seed 7171; ncu: tails and 2 warps a scheduler); not adopted",
+          "sgemm's plan on 3 of 8, seed 7171; ncu: tails and 2 warps a scheduler; two rows a "
+          "warp, two blocks an SM: 0.55 at its best splits); not adopted",
           ("narrowk-ab-h200-2026-11-29.json", "narrowk-ab-h200-2026-11-29-w4s4.json",
            "narrowk-ab-h200-2026-11-29-w4s3.json", "narrowk-ab-h200-2026-11-29-wave.json",
-           "narrowk-ncu-h200-2026-11-29.log"),
+           "narrowk-ncu-h200-2026-11-29.log", "narrowk-ab-h200-2026-11-29-rows2.json"),
           "SEEDS=7171,8282 N=8 OUT=dir python bench/probes/narrowk_ab.py; the -w4s4 and -w4s3 "
-          "files: NK_WARPS=4 NK_NST=4 (or 3) SEEDS=7171; -wave: NK_SPLITS=wave SEEDS=7171; the "
+          "files: NK_WARPS=4 NK_NST=4 (or 3) SEEDS=7171; -wave: NK_SPLITS=wave SEEDS=7171; -rows2: "
+          "NK_ROWS=2 NK_SPLITS=wave SEEDS=7171; the "
           "ncu log: ncu --clock-control none -k regex:narrowk_main --section SpeedOfLight "
           "--section WarpStateStats --section MemoryWorkloadAnalysis --section Occupancy "
           "--section LaunchStats --section SchedulerStats python narrowk_ab.py --profile",
