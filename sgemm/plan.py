@@ -25,6 +25,7 @@ from .runtime import device as devmod
 from .launches import direct_launches, epilogue_launches, scheme_for, scheme_launches
 from .runtime import launcher
 
+
 def _tf32x3_seconds(m: int, n: int, k: int, dev) -> float:
     """The cost model's time for tf32x3 on an aligned m x n x k product:
     what precision="fp32" weighs the integer engine against

@@ -50,7 +50,7 @@ CuPy buffers takes ``call_blas`` and ``sgemm.matmul`` on two torch matrices
 ``call_torch2``: call()'s steps written out, the same keys.  Plans with a
 workspace (split-K) include the stream in the key: a workspace must not be
 shared by two streams.  The integer engine's plans (precision="int8x", and
-"fp32" from its crossover) store their runner instead of launches
+"fp32" where route.weigh picks it) store their runner instead of launches
 (sgemm/int8x/route.py): a hit hands it the operands' addresses and arrays
 (for its fallback), and its workspace keys it per stream too.  Entries
 whose output overlapped an input, or whose addresses are too low to be told

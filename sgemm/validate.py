@@ -11,7 +11,7 @@ from .arrays import ArrayDesc
 from .errors import ArgumentError, ArgumentTypeError, DeviceError
 
 # int8x: the integer engine (sgemm/int8x/route.py); fp32: FP32 accuracy, int8x
-# or tf32x3 by their cost models (route.takes_fp32)
+# or tf32x3 by their cost models (route.weigh)
 PRECISIONS = ("ieee", "tf32x3", "tf32", "int8x", "fp32")
 F32 = np.dtype(np.float32)
 

@@ -1,5 +1,5 @@
 """What the integer engine's pipeline costs with 7 moduli, for precision="fp32"'s
-choice between it and tf32x3 (route.takes_fp32 weighs it against the cost
+choice between it and tf32x3 (route.weigh weighs it against the cost
 model's tf32x3 time).
 
     t = T0 + CONVERT (m + n) K16 + GEMM 7 waves BM BN K16 + GARNER m n

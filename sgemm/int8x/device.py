@@ -26,7 +26,7 @@ bytes for 8 moduli, a quarter of the INT32 planes of the first version;
 tiles route's per-row scratch, at most 44 (m + n) bytes and 1.5 KiB).
 
 The public entry points reach it through sgemm/int8x/route.py
-(precision="int8x", and "fp32" above the crossover), which keeps each
+(precision="int8x", and "fp32" where its cost model wins), which keeps each
 shape's runner in the plan cache.
 """
 from __future__ import annotations

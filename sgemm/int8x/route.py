@@ -84,11 +84,6 @@ def weigh(m: int, n: int, k: int, dev, rival) -> dict:
                    f"{tt * 1e3:.3f} ms on tf32x3; the engine needs {MARGIN} of tf32x3's"}
 
 
-def takes_fp32(m: int, n: int, k: int, dev, rival) -> bool:
-    """Whether precision="fp32" runs the integer engine (weigh's verdict)."""
-    return weigh(m, n, k, dev, rival)["engine"]
-
-
 def attach(plan, precision: str, A, B, C, ta: bool, tb: bool, out_batch: tuple,
            bias, activation, rival=None) -> str | None:
     """precision "int8x" or "fp32" on a validated plan (A, B, C: device-side
@@ -157,19 +152,19 @@ class _Engine:
         # "fp32" promises FP32 accuracy whatever the engine: the fewest moduli
         # whose scaling check passes, else tf32x3; "int8x" names the engine:
         # its 8 moduli run, warned where the check fails
-        self._make = lambda count, on_loss: runner.Runner(
+        on_loss = "raise" if asked == "fp32" else "warn"
+        self._make = lambda count: runner.Runner(
             plan.device.id, m, n, k, sa, sb, ldc, plan.alpha, plan.beta, on_loss, keep=True,
             n_moduli=count)
         self.k = k
         self.counts = FP32_MODULI if asked == "fp32" else (INT8X_MODULI,)
         self.runners = {}
-        self.on_loss = "raise" if asked == "fp32" else "warn"
         self._runner(self.counts[0])         # built with the plan; the next only if needed
 
     def _runner(self, count: int):
         r = self.runners.get(count)
         if r is None:
-            r = self.runners[count] = self._make(count, self.on_loss)
+            r = self.runners[count] = self._make(count)
         return r
 
     def replay(self, ptrs, stream: int, arrays) -> None:
@@ -189,8 +184,8 @@ class _Engine:
             # starts there (the data of one call site tend to keep their
             # ranges); the smaller count's runner and workspace go
             sa, sb = r.summaries
-            nxt = next((c for c in self.counts[1:] if BD.holds(
-                sa, sb, self.k, M.budget(c, self.k).alpha, M.budget(c, self.k).beta)), None)
+            buds = ((c, M.budget(c, self.k)) for c in self.counts[1:])
+            nxt = next((c for c, b in buds if BD.holds(sa, sb, self.k, b.alpha, b.beta)), None)
             if nxt is not None:
                 del self.runners[self.counts[0]]
                 self.counts = (nxt,)

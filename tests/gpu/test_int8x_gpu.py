@@ -464,7 +464,7 @@ def test_fp32_accuracy_on_normal_data_is_at_least_cublas_fp32s():
 
 
 def test_api_fp32_picks_tf32x3_where_faster_and_int8x_where_faster():
-    """The two ends of the cost models' choice (route.takes_fp32): 64^3 and
+    """The two ends of the cost models' choice (route.weigh): 64^3 and
     2048 x 2048 x 2048 on tf32x3, 4096^3 on the engine (sm_90a)."""
     import sgemm
     from sgemm.runtime import device as devmod

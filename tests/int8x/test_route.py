@@ -46,7 +46,7 @@ def _tf32x3(m, n, k):
     (8192, 8192, 1024, False), (8192, 8192, 2048, True), (1024, 8192, 8192, True),
     (2048, 16384, 16384, True), (2048, 2048, 16384, True)])
 def test_fp32_weighs_the_engine_against_tf32x3_by_the_cost_models(m, n, k, engine):
-    assert route.takes_fp32(m, n, k, H200, lambda: _tf32x3(m, n, k)) is engine
+    assert route.weigh(m, n, k, H200, lambda: _tf32x3(m, n, k))["engine"] is engine
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
@@ -54,12 +54,12 @@ def test_fp32_keeps_tf32x3_off_sm90a_and_below_min_k(arch, monkeypatch):
     def never():
         raise AssertionError("the rival's time is not needed here")
     dev = SimpleNamespace(arch=arch, sm_count=132)
-    assert route.takes_fp32(16384, 16384, 16384, dev, never) is False
-    assert route.takes_fp32(16384, 16384, route.MIN_K - 1, H200, lambda: 1.0) is False
-    assert route.takes_fp32(0, 16384, 16384, H200, never) is False
+    assert route.weigh(16384, 16384, 16384, dev, never)["engine"] is False
+    assert route.weigh(16384, 16384, route.MIN_K - 1, H200, lambda: 1.0)["engine"] is False
+    assert route.weigh(0, 16384, 16384, H200, never)["engine"] is False
     monkeypatch.setattr(route, "ALWAYS", True)
-    assert route.takes_fp32(8, 8, 8, H200, never) is True
-    assert route.takes_fp32(8, 8, 8, dev, never) is False
+    assert route.weigh(8, 8, 8, H200, never)["engine"] is True
+    assert route.weigh(8, 8, 8, dev, never)["engine"] is False
 
 
 def test_the_plan_keeps_why_fp32_chose():
