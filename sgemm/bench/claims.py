@@ -516,6 +516,23 @@ CLAIMS: tuple[Claim, ...] = (
           "--section WarpStateStats --section MemoryWorkloadAnalysis --section Occupancy "
           "--section LaunchStats --section SchedulerStats python narrowk_ab.py --profile",
           ("docs/notes/dispatch.md",)),
+    Claim("async-deepk", "A trial: rung 10 (cp.async, 4-byte copies where unaligned) forced "
+          "on 12 deep-K problems of the judge's distribution, all unaligned (own seed 5151), "
+          "five tiles at the two smallest accurate K splits, beside rung 9's rect, rect_t and "
+          "large at theirs: rung 9's best time over rung 10's best 0.72 in geometric mean "
+          "(0.41-0.97), rung 10 slower on every row; with four 128-thread blocks an SM "
+          "(SGEMM_ASYNC_MINB=4, 119-128 registers, no spills) 0.66; not adopted",
+          ("async-deepk-h200-2026-11-29.json", "async-deepk-h200-2026-11-29-minb4.json"),
+          "DRAW=deep-k:12:5151 OUT=dir python bench/probes/async_deepk.py; the -minb4 file: "
+          "SGEMM_DEFINES=SGEMM_ASYNC_MINB=4 TAG=-minb4 and the same",
+          ("docs/notes/ffma-fast.md",)),
+    Claim("reference-chain", "cuBLAS's FP32 accumulation chains implied by its errors in every "
+          "judge file the repository has held (13282 batch-1 rows): on outputs with fewer "
+          "128x128 tiles than SMs (1545 rows) as little as 0.03 times the chain of a GEMM that "
+          "fills the GPU once (median 0.68), as short as 100 (5 % under 274); sgemm's error there under the "
+          "1024-deep cap at most 1.58 of cuBLAS's, so 2048-deep slices would reach about 2.2",
+          ("reference-chain-cpu-2026-11-29.log",), "python bench/probes/reference_chain.py",
+          ("docs/notes/dispatch.md",)),
     Claim("forced-cands", "The cost model's ten best candidates forced and timed on 14 rows "
           "where sgemm lost to cuBLAS in the judges of 2026-11-27 (before the unaligned refit)",
           ("forced-cands-h100-2026-11-27.json",), "OUT=dir python bench/probes/forced_cands.py",
@@ -856,6 +873,11 @@ CLAIMS: tuple[Claim, ...] = (
           ("gpu-tests-int8x-h200-2026-11-29.log",),
           "bash scripts/int8_gpu_run.sh (its tests); python -m pytest -q -m gpu "
           "tests/gpu/test_large.py -k int8x", ("docs/notes/int8x.md",)),
+    Claim("int8-gpu-tests-h200-review", "The INT8 engine's GPU tests (the scaling check's and "
+          "the engine's files) re-run on the tree whose fallback to 8 moduli computes each "
+          "count's budget once (238 passed)", ("gpu-tests-int8x-h200-2026-11-29-review.log",),
+          "python -m pytest -q -m gpu tests/int8x/test_wide_gpu.py tests/gpu/test_int8x_gpu.py",
+          ("docs/notes/int8x.md",)),
     Claim("int8-residue-constants", "The residue kernels dividing by the moduli as constants: "
           "each kernel's duration and instructions before and after (ncu at the GPU's own "
           "clocks), the public path at 8192^3 and 16384^3 before (two runs) and after (two "

@@ -192,9 +192,16 @@ __device__ __forceinline__ void async_tile(SGEMM_PARAMS, int tm, int tn) {
 
 }  // namespace sg
 
+// Blocks per SM the launch bounds ask for; SGEMM_ASYNC_MINB (an experiment
+// define, SGEMM_DEFINES=SGEMM_ASYNC_MINB=4) overrides it for 128-thread tiles.
+#ifndef SGEMM_ASYNC_MINB
+#define SGEMM_ASYNC_MINB 0
+#endif
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int STAGES,
           bool TA, bool TB, bool ALIGNED, int KPATH = -1>
-__global__ void __launch_bounds__(THREADS, (TM * TN <= 64 && THREADS <= 256) ? 2 : 1)
+__global__ void __launch_bounds__(THREADS, (SGEMM_ASYNC_MINB > 0 && THREADS == 128)
+                                               ? SGEMM_ASYNC_MINB
+                                               : (TM * TN <= 64 && THREADS <= 256) ? 2 : 1)
 sgemm_async(SGEMM_PARAMS) {
     SGEMM_BATCH_OFFSET();
     sg::async_tile<BM, BN, BK, WM, WN, TM, TN, THREADS, STAGES, TA, TB, ALIGNED, KPATH>(

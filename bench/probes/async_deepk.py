@@ -1,0 +1,97 @@
+"""Probe: rung 10 (cp.async pipeline) forced on deep-K problems of the
+judge's distribution (this probe's own seed), beside rung 9's same tiles at
+the same K splits, the planner's plan and cuBLAS.  Not part of the package.
+
+Why: most deep-K draws have an operand whose rows are not 16-byte aligned,
+and rung 9 then prefetches every element through a register with a 4-byte
+load (its fitted unaligned rate is 0.65-0.85 of the aligned one), where
+cuBLAS runs 4-byte cp.async kernels (`cutlass_80_simt_sgemm_*_align1`,
+4-5 stages, 128 threads, up to four blocks an SM:
+bench/results/cublas-kernels-h100-2026-11-27.json) at 35-45 TFLOP/s on
+the deep-K rows we lose.  Rung 10 copies unaligned operands the same way
+and was never weighed by the planner.  Each timing is checked against fp64
+on a NaN-poisoned output first (_gpu.checked_time).  Run it with
+SGEMM_DEFINES=SGEMM_ASYNC_MINB=4 for four 128-thread blocks an SM.
+
+    DRAW=deep-k:14:SEED OUT=dir python bench/probes/async_deepk.py
+"""
+import os
+import sys
+
+os.environ.setdefault("CUPY_TF32", "0")
+from sgemm import cost, planner  # noqa: E402
+from sgemm.kernels import ladder  # noqa: E402
+from sgemm.kernels.params import TileParams  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _draw import judge_draws  # noqa: E402
+from _gpu import plan_row, run_rows, time_forced  # noqa: E402
+from forced_cands import label  # noqa: E402
+
+ASYNC = {  # rung 10 tiles: cuBLAS's align1 shapes and rung 9's rect / rect_t
+    "a128x64x8s5": TileParams(BM=128, BN=64, BK=8, WM=32, WN=64, TM=8, TN=8, threads=128,
+                              stages=5),
+    "a64x128x8s5": TileParams(BM=64, BN=128, BK=8, WM=64, WN=32, TM=8, TN=8, threads=128,
+                              stages=5),
+    "a128x64x16s3": TileParams(BM=128, BN=64, BK=16, WM=32, WN=64, TM=8, TN=8, threads=128,
+                               stages=3),
+    "a128x128x8s4": TileParams(BM=128, BN=128, BK=8, WM=64, WN=64, TM=8, TN=16, threads=128,
+                               stages=4),
+    "a256x128x8s4": TileParams(BM=256, BN=128, BK=8, WM=128, WN=32, TM=16, TN=8, threads=256,
+                               stages=4),
+}
+RUNG9 = ("rect", "rect_t", "large")
+
+
+def problems():
+    cat, count, seed = os.environ.get("DRAW", "deep-k:14:5151").split(":")
+    return judge_draws(cat, int(count), int(seed), lambda p: p["batch"] == 1)
+
+
+def accurate_splits(prob, q, dev, n=2) -> list:
+    """The n smallest K splits the planner would weigh for tile q that keep
+    slices within the FFMA accuracy limit."""
+    acc = planner.acc_slice(prob, dev, "ieee")
+    return [s for s in planner._splits(prob, q, dev) if -(-prob.k // s) <= acc][:n]
+
+
+def row(dev, p) -> dict:
+    r = plan_row(p)
+    prob = r["plan"].problems[0]
+    tried = [(label(c), c.spec, c.params, round(c.predicted * 1e6, 1))
+             for c in planner.candidates(prob, dev, "ieee")[:3]]
+    db, asy = ladder.DOUBLE_BUFFER, ladder.ASYNC_PIPELINE
+    # pack=0: the kernel reads the operands as they lie (no aligned copies first)
+    for name in RUNG9:
+        q = db.configs[name]
+        for s in accurate_splits(prob, q, dev):
+            pred = cost.predict(db, q.replace(split_k=s), prob, dev, cost.calibration(dev))
+            tried.append((f"db:{name}:s{s}", db, q.replace(split_k=s, pack=0),
+                          round(pred["total"] * 1e6, 1)))
+    for name, q in ASYNC.items():
+        for s in accurate_splits(prob, q, dev):
+            tried.append((f"{name}:s{s}", asy, q.replace(split_k=s, pack=0), None))
+    return dict(p, aligned=prob.aligned, cublas_us=r["cub"], auto_us=r["auto"],
+                plan=repr(r["plan"])[:160], cands=time_forced(r, tried, dev))
+
+
+def line(p, rec) -> str:
+    ok = [c for c in rec["cands"] if "us" in c and c["err"] <= 2]
+    best = {}
+    for c in ok:
+        fam = "async" if c["c"].startswith("a") and not c["c"].startswith("async") else "db"
+        if fam not in best or c["us"] < best[fam]["us"]:
+            best[fam] = c
+    txt = " ".join(f"{f} {b['c']} {b['us']}" for f, b in sorted(best.items()))
+    return (f"{p['m']}x{p['n']}x{p['k']} {'T' if p['ta'] else 'N'}{'T' if p['tb'] else 'N'} "
+            f"al={int(rec['aligned'])} cub {rec['cublas_us']:.1f} auto {rec['auto_us']:.1f} {txt}")
+
+
+def main():
+    tag = os.environ.get("TAG", "")
+    run_rows(problems(), row, line, f"async-deepk{tag}.json")
+
+
+if __name__ == "__main__":
+    main()
