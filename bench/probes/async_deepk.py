@@ -11,9 +11,10 @@ bench/results/cublas-kernels-h100-2026-11-27.json) at 35-45 TFLOP/s on
 the deep-K rows we lose.  Rung 10 copies unaligned operands the same way
 and was never weighed by the planner.  Each timing is checked against fp64
 on a NaN-poisoned output first (_gpu.checked_time).  Run it with
-SGEMM_DEFINES=SGEMM_ASYNC_MINB=4 for four 128-thread blocks an SM.
+SGEMM_DEFINES=SGEMM_ASYNC_MINB=4 for four 128-thread blocks an SM; SET=square
+forces rung 9's 128x128 tiles of four warps (SQUARE) instead of rung 10.
 
-    DRAW=deep-k:14:SEED OUT=dir python bench/probes/async_deepk.py
+    DRAW=CAT:N:SEED[:MIN_OUTPUTS][,...] OUT=dir python bench/probes/async_deepk.py
 """
 import os
 import sys
@@ -41,12 +42,30 @@ ASYNC = {  # rung 10 tiles: cuBLAS's align1 shapes and rung 9's rect / rect_t
     "a256x128x8s4": TileParams(BM=256, BN=128, BK=8, WM=128, WN=32, TM=16, TN=8, threads=256,
                                stages=4),
 }
-RUNG9 = ("rect", "rect_t", "large")
+# SET=square: rung 9 itself at 128x128 with four warps and 128 accumulators a
+# thread, two blocks an SM (213-255 registers, no spills): the shape of
+# cuBLAS's deep-K kernels (128 threads, 8x16 a thread, 2 warps a scheduler)
+SQUARE = {
+    "q128x128x8w128x32": TileParams(BM=128, BN=128, BK=8, WM=128, WN=32, TM=16, TN=8,
+                                    threads=128),
+    "q128x128x8w32x128": TileParams(BM=128, BN=128, BK=8, WM=32, WN=128, TM=8, TN=16,
+                                    threads=128),
+    "q128x128x8w64x64": TileParams(BM=128, BN=128, BK=8, WM=64, WN=64, TM=8, TN=16,
+                                   threads=128),
+    "q128x128x16w128x32": TileParams(BM=128, BN=128, BK=16, WM=128, WN=32, TM=16, TN=8,
+                                     threads=128),
+}
+RUNG9 = ("rect", "rect_t", "large", "tall64")
 
 
 def problems():
-    cat, count, seed = os.environ.get("DRAW", "deep-k:14:5151").split(":")
-    return judge_draws(cat, int(count), int(seed), lambda p: p["batch"] == 1)
+    out = []
+    for draw in os.environ.get("DRAW", "deep-k:14:5151").split(","):
+        cat, count, seed, *least = draw.split(":")     # least: fewest outputs m*n
+        lo = int(least[0]) if least else 0
+        out += judge_draws(cat, int(count), int(seed),
+                           lambda p: p["batch"] == 1 and p["m"] * p["n"] >= lo)
+    return out
 
 
 def accurate_splits(prob, q, dev, n=2) -> list:
@@ -69,9 +88,11 @@ def row(dev, p) -> dict:
             pred = cost.predict(db, q.replace(split_k=s), prob, dev, cost.calibration(dev))
             tried.append((f"db:{name}:s{s}", db, q.replace(split_k=s, pack=0),
                           round(pred["total"] * 1e6, 1)))
-    for name, q in ASYNC.items():
+    square = os.environ.get("SET") == "square"
+    for name, q in (SQUARE if square else ASYNC).items():
         for s in accurate_splits(prob, q, dev):
-            tried.append((f"{name}:s{s}", asy, q.replace(split_k=s, pack=0), None))
+            tried.append((f"{name}:s{s}", db if square else asy, q.replace(split_k=s, pack=0),
+                          None))
     return dict(p, aligned=prob.aligned, cublas_us=r["cub"], auto_us=r["auto"],
                 plan=repr(r["plan"])[:160], cands=time_forced(r, tried, dev))
 
@@ -80,7 +101,7 @@ def line(p, rec) -> str:
     ok = [c for c in rec["cands"] if "us" in c and c["err"] <= 2]
     best = {}
     for c in ok:
-        fam = "async" if c["c"].startswith("a") and not c["c"].startswith("async") else "db"
+        fam = "new" if c["c"][0] in "aq" and not c["c"].startswith("async") else "db"
         if fam not in best or c["us"] < best[fam]["us"]:
             best[fam] = c
     txt = " ".join(f"{f} {b['c']} {b['us']}" for f, b in sorted(best.items()))

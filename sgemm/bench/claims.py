@@ -526,6 +526,22 @@ CLAIMS: tuple[Claim, ...] = (
           "DRAW=deep-k:12:5151 OUT=dir python bench/probes/async_deepk.py; the -minb4 file: "
           "SGEMM_DEFINES=SGEMM_ASYNC_MINB=4 TAG=-minb4 and the same",
           ("docs/notes/ffma-fast.md",)),
+    Claim("square-tiles", "A trial: rung 9 at 128x128 with four warps (128 accumulators a "
+          "thread, two blocks an SM, 213-255 registers, no spills: the shape of cuBLAS's deep-K "
+          "kernels), four warp shapes, forced on 10 deep-K problems with at least 40000 outputs "
+          "and 8 ML layers with at least a million (own seeds 6161, 7373) beside rung 9's "
+          "registered tiles at the same accurate splits and the plan's candidates: the best "
+          "other time over the best 128x128 time 0.78 in geometric mean (0.36-1.04), faster "
+          "on 3 of 18 by 1-4 %; not adopted", ("square-tiles-h200-2026-11-29.json",),
+          "SET=square DRAW=deep-k:10:6161:40000,ml-layer:8:7373:1000000 OUT=dir python "
+          "bench/probes/async_deepk.py", ("docs/notes/ffma-fast.md",)),
+    Claim("deepk-ncu", "ncu on cuBLAS's kernels and sgemm's plan on three unaligned deep-K "
+          "rows (502x614x32427 TN, 904x379x24713 NN, 616x905x123705 NN): cuBLAS 2 warps a "
+          "scheduler, 88-93 % issue, 79-82 % FMA pipe, 1.12-1.15 instructions a warp FFMA; "
+          "sgemm's 8x8-tile plans 2.8-3.0 warps a scheduler, 77-79 % issue, 65-67 % FMA pipe, "
+          "1.19-1.21 instructions a warp FFMA, dispatch stalls 0.36-0.38 an issue against "
+          "0.11-0.16", ("deepk-ncu-h200-2026-11-29.csv",),
+          "OUT=dir python bench/probes/deepk_ncu.py", ("docs/notes/ffma-fast.md",)),
     Claim("reference-chain", "cuBLAS's FP32 accumulation chains implied by its errors in every "
           "judge file the repository has held (13282 batch-1 rows): on outputs with fewer "
           "128x128 tiles than SMs (1545 rows) as little as 0.03 times the chain of a GEMM that "
