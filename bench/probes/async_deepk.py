@@ -12,7 +12,9 @@ the deep-K rows we lose.  Rung 10 copies unaligned operands the same way
 and was never weighed by the planner.  Each timing is checked against fp64
 on a NaN-poisoned output first (_gpu.checked_time).  Run it with
 SGEMM_DEFINES=SGEMM_ASYNC_MINB=4 for four 128-thread blocks an SM; SET=square
-forces rung 9's 128x128 tiles of four warps (SQUARE) instead of rung 10.
+forces rung 9's 128x128 tiles of four warps (SQUARE) instead of rung 10, and
+SET=none neither (rung 9's registered tiles and the plan's, e.g. under an
+SGEMM_DEFINES switch of 09_double_buffer.cu).
 
     DRAW=CAT:N:SEED[:MIN_OUTPUTS][,...] OUT=dir python bench/probes/async_deepk.py
 """
@@ -88,11 +90,11 @@ def row(dev, p) -> dict:
             pred = cost.predict(db, q.replace(split_k=s), prob, dev, cost.calibration(dev))
             tried.append((f"db:{name}:s{s}", db, q.replace(split_k=s, pack=0),
                           round(pred["total"] * 1e6, 1)))
-    square = os.environ.get("SET") == "square"
-    for name, q in (SQUARE if square else ASYNC).items():
+    trial = os.environ.get("SET", "async")      # "none": rung 9's tiles and the plan's only
+    spec = {"async": asy, "square": db}.get(trial)
+    for name, q in {"async": ASYNC, "square": SQUARE}.get(trial, {}).items():
         for s in accurate_splits(prob, q, dev):
-            tried.append((f"{name}:s{s}", db if square else asy, q.replace(split_k=s, pack=0),
-                          None))
+            tried.append((f"{name}:s{s}", spec, q.replace(split_k=s, pack=0), None))
     return dict(p, aligned=prob.aligned, cublas_us=r["cub"], auto_us=r["auto"],
                 plan=repr(r["plan"])[:160], cands=time_forced(r, tried, dev))
 

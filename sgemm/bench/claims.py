@@ -542,6 +542,16 @@ CLAIMS: tuple[Claim, ...] = (
           "1.19-1.21 instructions a warp FFMA, dispatch stalls 0.36-0.38 an issue against "
           "0.11-0.16", ("deepk-ncu-h200-2026-11-29.csv",),
           "OUT=dir python bench/probes/deepk_ncu.py", ("docs/notes/ffma-fast.md",)),
+    Claim("pipe-unaligned", "A trial: rung 9's pipelined loop on every layout and alignment "
+          "(SGEMM_DB_PIPE=3) against the shipped rule (aligned operands with A along k), on 12 "
+          "deep-K problems with at least 40000 outputs (own seed 8181, 10 unaligned), one "
+          "process each: rung 9's forced tiles at the same splits 0.99 in geometric mean of "
+          "the per-row means (0.94-1.04); the planner's own plan 1.04 (1.01-1.15, its measured "
+          "choice picking other splits on some rows); not adopted",
+          ("pipe-unaligned-h200-2026-11-29-off.json", "pipe-unaligned-h200-2026-11-29-on.json"),
+          "SET=none DRAW=deep-k:12:8181:40000 OUT=dir python bench/probes/async_deepk.py, "
+          "the -on file with SGEMM_DEFINES=SGEMM_DB_PIPE=3 (each in its own kernel cache)",
+          ("docs/notes/ffma-fast.md",)),
     Claim("reference-chain", "cuBLAS's FP32 accumulation chains implied by its errors in every "
           "judge file the repository has held (13282 batch-1 rows): on outputs with fewer "
           "128x128 tiles than SMs (1545 rows) as little as 0.03 times the chain of a GEMM that "

@@ -38,7 +38,8 @@
 #include "tile_loaders.cuh"
 
 // The pipelined loop of the roomy configs (double_buffer_block): 1 where A
-// is k-contiguous, 0 nowhere, 2 on every layout.  An A/B switch
+// is k-contiguous, 0 nowhere, 2 on every layout, 3 on every layout and
+// alignment (the others: aligned operands only).  An A/B switch
 // (SGEMM_DEFINES=SGEMM_DB_PIPE=0, compiled by NVRTC, never bundled).
 #ifndef SGEMM_DB_PIPE
 #define SGEMM_DB_PIPE 1
@@ -243,7 +244,8 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
     // holds ~30 more registers); unaligned operands 12 % slower.  Medium
     // has no registers to spare at its 128 cap.  docs/notes/ffma-fast.md.
     constexpr bool PIPE =
-        SGEMM_DB_PIPE && ALIGNED && ROOMY && !EDGE && (TA || SGEMM_DB_PIPE == 2);
+        SGEMM_DB_PIPE && (ALIGNED || SGEMM_DB_PIPE == 3) && ROOMY && !EDGE &&
+        (TA || SGEMM_DB_PIPE >= 2);
     double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, EDGE, ROOMY,
                              1, PIPE, EDGE_UNROLL>(
         A, lda, B, ldb, M, N, K, bm0, bn0, As, Bs, acc);
