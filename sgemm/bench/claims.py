@@ -552,6 +552,15 @@ CLAIMS: tuple[Claim, ...] = (
           "SET=none DRAW=deep-k:12:8181:40000 OUT=dir python bench/probes/async_deepk.py, "
           "the -on file with SGEMM_DEFINES=SGEMM_DB_PIPE=3 (each in its own kernel cache)",
           ("docs/notes/ffma-fast.md",)),
+    Claim("thin-tiles", "A trial: rung 9 tiles 32 wide (32x128 of four warps, 4x8 a thread, "
+          "BK 16 and 32, either orientation) forced on 16 batched products with a side of "
+          "33-96 (six attention PV problems with head dim 80 or 64, ten of the judge's batched "
+          "draws, own seed 9191) beside rung 9's registered tiles and the plan's candidates: "
+          "the best other time over the best 32-wide time 0.90 in geometric mean (0.69-1.04), "
+          "faster on 4 of 16 by 1.6-4.5 %; on the large PV rows cuBLAS stays ahead (0.85-0.86 "
+          "of its speed); not adopted", ("thin-tiles-h200-2026-11-29.json",),
+          "DRAW=batched:10:9191 OUT=dir python bench/probes/thin_tiles.py",
+          ("docs/notes/dispatch.md",)),
     Claim("reference-chain", "cuBLAS's FP32 accumulation chains implied by its errors in every "
           "judge file the repository has held (13282 batch-1 rows): on outputs with fewer "
           "128x128 tiles than SMs (1545 rows) as little as 0.03 times the chain of a GEMM that "
