@@ -557,8 +557,8 @@ CLAIMS: tuple[Claim, ...] = (
           "33-96 (six attention PV problems with head dim 80 or 64, ten of the judge's batched "
           "draws, own seed 9191) beside rung 9's registered tiles and the plan's candidates: "
           "the best other time over the best 32-wide time 0.90 in geometric mean (0.69-1.04), "
-          "faster on 4 of 16 by 0.2-4.5 %; on the large PV rows cuBLAS stays ahead (0.85-0.86 "
-          "of its speed); not adopted", ("thin-tiles-h200-2026-11-29.json",),
+          "faster on 4 of 16 by 0.2-4.5 %; on the two T = 2048 head-dim-80 rows the best forced "
+          "time is 0.85-0.86 of cuBLAS's speed; not adopted", ("thin-tiles-h200-2026-11-29.json",),
           "DRAW=batched:10:9191 OUT=dir python bench/probes/thin_tiles.py",
           ("docs/notes/dispatch.md",)),
     Claim("reference-chain", "cuBLAS's FP32 accumulation chains implied by its errors in every "
