@@ -31,6 +31,10 @@
 // 128x128x16,
 // 3 stages) showed issue slots 81% active against cuBLAS's 91%, with 0.5
 // dispatch and 0.4 barrier stall cycles per issue (cuBLAS: 0.1 and 0.1).
+// Not weighed by the planner: on unaligned deep K, where its 4-byte copies
+// match cuBLAS's align1 kernels, its best tile took 1.39x rung 9's best time
+// (geometric mean of 12 problems, H200,
+// bench/results/async-deepk-h200-2026-11-29.json).
 #include "tile_loaders.cuh"
 
 namespace sg {
