@@ -1,16 +1,18 @@
 """Probe (CPU, no GPU): what rung 9's main loop issues, read from its SASS;
 and whether two kernel caches hold the same cubins.  Not part of the package.
 
-    python bench/probes/rung9_sass.py mix [CONFIG ...]        # default: large
+    python bench/probes/rung9_sass.py mix [CONFIG[:u] ...]    # default: large; :u unaligned
     python bench/probes/rung9_sass.py same CACHE_A CACHE_B    # sgemm warmup's caches
 
-mix: each aligned layout of the config for sm_90a, compiled as the library
-compiles it and disassembled by nvdisasm ($NVDISASM, else on PATH, else the
+mix: each layout of the config for sm_90a (aligned; unaligned with :u),
+compiled as the library compiles it and disassembled by nvdisasm
+($NVDISASM, else on PATH, else the
 nvidia-cuda-nvdisasm wheel's); for every loop (a backward branch) with at
 least 200 FFMAs: its instructions by opcode, the FFMA share, and the FFMAs
 whose register operands not served by the reuse cache all sit in one of the
-two register banks (register number mod 2).  The counts are static (a
-loop's body, branches into its k-tail included), not executed ones.
+two register banks (register number mod 2), and the share of FFMAs that
+mark an operand .reuse.  The counts are static (a loop's body, branches
+into its k-tail included), not executed ones.
 
 same: per name expression, whether the two cache directories' cubins have
 the same SHA-256 (the entries' headers), split by canonical TA.
@@ -85,14 +87,35 @@ def one_bank(body) -> int:
     return count
 
 
+def reused(body) -> float:
+    """Share of FFMAs with at least one operand marked .reuse."""
+    ffma = [t for t in body if t.startswith("FFMA")]
+    return sum(".reuse" in t for t in ffma) / max(1, len(ffma))
+
+
+def report(body) -> str:
+    ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0].split(".")[0]
+                              for t in body)
+    top = " ".join(f"{k} {v}" for k, v in ops.most_common(8))
+    return (f"  loop: {len(body)} instructions, FFMA {ops['FFMA'] / len(body):.1%}, one-bank "
+            f"FFMAs {one_bank(body)}, FFMAs reusing an operand {reused(body):.0%}; {top}")
+
+
+def big_loops(sass: str):
+    for body in loops(sass):
+        if sum(t.startswith("FFMA") for t in body) >= 200:
+            yield body
+
+
 def mix(configs) -> None:
     from sgemm.kernels.registry import KERNELS
     from sgemm.runtime.compiler import compile_kernel
     spec, tool = KERNELS["double_buffer"], nvdisasm()
     for cfg in configs or ["large"]:
+        cfg, _, unaligned = cfg.partition(":")      # "rect:u": the unaligned instantiations
         for ta in (False, True):
             for tb in (False, True):
-                expr = spec.name_expression(spec.configs[cfg], ta, tb, True)
+                expr = spec.name_expression(spec.configs[cfg], ta, tb, not unaligned)
                 c = compile_kernel(spec.source, expr, "sm_90a")
                 with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
                     f.write(c.cubin)
@@ -100,14 +123,8 @@ def mix(configs) -> None:
                     sass = subprocess.run([tool, "-c", f.name], capture_output=True,
                                           text=True, check=True).stdout
                 print(f"{expr}: {c.resources()['registers']} registers")
-                for body in loops(sass):
-                    ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0]
-                                              .split(".")[0] for t in body)
-                    if ops["FFMA"] < 200:
-                        continue
-                    top = " ".join(f"{k} {v}" for k, v in ops.most_common(8))
-                    print(f"  loop: {len(body)} instructions, FFMA {ops['FFMA'] / len(body):.1%},"
-                          f" one-bank FFMAs {one_bank(body)}; {top}")
+                for body in big_loops(sass):
+                    print(report(body))
 
 
 def same(dir_a: str, dir_b: str) -> None:
@@ -133,5 +150,6 @@ if __name__ == "__main__":
         mix(args[1:])
     elif args[:1] == ["same"] and len(args) == 3:
         same(args[1], args[2])
+
     else:
         sys.exit(__doc__)
