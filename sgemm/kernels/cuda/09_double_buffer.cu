@@ -39,7 +39,8 @@
 
 // The pipelined loop of the roomy configs (double_buffer_block): 1 where A
 // is k-contiguous, 0 nowhere, 2 on every layout, 3 on every layout and
-// alignment (the others: aligned operands only).  An A/B switch
+// alignment (the others: aligned operands only), 4 as 1 and also on every
+// layout and alignment of the 8x8 tiles of 128 threads.  An A/B switch
 // (SGEMM_DEFINES=SGEMM_DB_PIPE=0, compiled by NVRTC, never bundled).
 #ifndef SGEMM_DB_PIPE
 #define SGEMM_DB_PIPE 1
@@ -244,8 +245,10 @@ __device__ __forceinline__ void double_buffer_block(SGEMM_PARAMS, int bm0, int b
     // holds ~30 more registers); unaligned operands 12 % slower.  Medium
     // has no registers to spare at its 128 cap.  docs/notes/ffma-fast.md.
     constexpr bool PIPE =
-        SGEMM_DB_PIPE && (ALIGNED || SGEMM_DB_PIPE == 3) && ROOMY && !EDGE &&
-        (TA || SGEMM_DB_PIPE >= 2);
+        SGEMM_DB_PIPE == 4
+            ? ROOMY && !EDGE && ((TA && ALIGNED) || (TM * TN == 64 && THREADS == 128))
+            : SGEMM_DB_PIPE && (ALIGNED || SGEMM_DB_PIPE == 3) && ROOMY && !EDGE &&
+                  (TA || SGEMM_DB_PIPE >= 2);
     double_buffer_accumulate<BM, BN, BK, WM, WN, TM, TN, THREADS, TA, TB, ALIGNED, EDGE, ROOMY,
                              1, PIPE, EDGE_UNROLL>(
         A, lda, B, ldb, M, N, K, bm0, bn0, As, Bs, acc);
