@@ -73,7 +73,8 @@ def main() -> int:
     small = [r for r in rows if min(r["m"], r["n"]) > 64 and tiles(r) < SMS and r["k"] > 2048]
     implied = [(r["cublas_err"] / C) ** 2 for r in small]
     ratio = [c / (r["k"] / max(1, SMS // tiles(r))) for c, r in zip(implied, small)]
-    print(f"outputs with fewer 128x128 tiles than SMs, both sides > 64, K > 2048: {len(small)} rows")
+    print("outputs with fewer 128x128 tiles than SMs, both sides > 64, K > 2048: "
+          f"{len(small)} rows")
     print(f"  cuBLAS's implied chain:                 {quantiles(implied)}")
     print(f"  ... over the one-wave reference's chain: {quantiles(ratio)}")
     print("  lowest ratios (m x n x k, category, implied chain, reference chain):")

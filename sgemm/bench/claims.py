@@ -547,7 +547,7 @@ CLAIMS: tuple[Claim, ...] = (
           "deep-K problems with at least 40000 outputs (own seed 8181, 10 unaligned), one "
           "process each, shipped rule first: forced tiles at the same splits, shipped time over "
           "the loop's, by tile: 128x64 1.011, 64x128 1.021, 256x128 0.955, 256x64 0.983 "
-          "(cuBLAS 1.011 between the processes); the plan's own candidate 1.035",
+          "(cuBLAS 1.011 between the processes); the model's top candidate 1.035",
           ("pipe-unaligned-h200-2026-11-29-off.json", "pipe-unaligned-h200-2026-11-29-on.json"),
           "SET=none DRAW=deep-k:12:8181:40000 OUT=dir python bench/probes/async_deepk.py, "
           "the -on file with SGEMM_DEFINES=SGEMM_DB_PIPE=3 (each in its own kernel cache)",
@@ -593,9 +593,10 @@ CLAIMS: tuple[Claim, ...] = (
           ("docs/notes/ffma-fast.md",)),
     Claim("reference-chain", "cuBLAS's FP32 accumulation chains implied by its errors in every "
           "judge file the repository has held (13282 batch-1 rows): on outputs with fewer "
-          "128x128 tiles than SMs (1545 rows) as little as 0.03 times the chain of a GEMM that "
-          "fills the GPU once (median 0.68), as short as 100 (5 % under 274); sgemm's error there under the "
-          "1024-deep cap at most 1.58 of cuBLAS's, so 2048-deep slices would reach about 2.2",
+          "128x128 tiles than SMs (1545 rows) as little as 0.03 times the chain of a GEMM "
+          "that fills the GPU once (median 0.68), as short as 100 (5 % under 274); sgemm's "
+          "error there under the 1024-deep cap at most 1.58 of cuBLAS's, so 2048-deep slices "
+          "would reach about 2.2",
           ("reference-chain-cpu-2026-11-29.log",), "python bench/probes/reference_chain.py",
           ("docs/notes/dispatch.md",)),
     Claim("forced-cands", "The cost model's ten best candidates forced and timed on 14 rows "
