@@ -9,6 +9,9 @@ where each kernel's cycles go: issue activity, the stall classes, the
 instruction mix (instructions per FFMA), occupancy and registers.
 
     OUT=dir python bench/probes/deepk_ncu.py              # GPU: runs ncu on itself
+    OUT=dir python bench/probes/deepk_ncu.py source       # --set full, sgemm's kernel of the
+                                                          # second problem: SASS source page
+    python bench/probes/deepk_ncu.py summary SOURCE.csv[.gz]  # (CPU) that page, summed
     python bench/probes/deepk_ncu.py child                # (what ncu runs)
 
 Each product runs three times unprofiled (compiles, sgemm's measured
@@ -27,12 +30,12 @@ EXTRA = ("smsp__inst_executed.sum", "smsp__issue_active.avg.pct_of_peak_sustaine
          "smsp__warps_active.avg.per_cycle_active", "smsp__warps_eligible.avg.per_cycle_active")
 
 
-def child():
+def child(problems=PROBLEMS):
     import cupy as cp
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import sgemm
     from cublas_kernels import operands
-    for (m, n, k, ta, tb) in PROBLEMS:
+    for (m, n, k, ta, tb) in problems:
         a, b, A, B = operands(cp, 1, m, n, k, ta, tb)
         c = cp.empty((m, n), cp.float32)
         for _ in range(3):            # compiles, the measured choice, caches: not profiled
@@ -77,5 +80,79 @@ def main():
     return 0
 
 
+def source() -> int:
+    """ncu --set full on sgemm's kernel of the second problem alone, its
+    SASS-level source page (stall samples per instruction) to $OUT."""
+    out = os.environ.get("OUT", ".")
+    rep = "/tmp/deepk-source"
+    env = dict(os.environ, CUPY_TF32="0")
+    subprocess.run(["ncu", "--clock-control", "none", "--profile-from-start", "off", "--set",
+                    "full", "--import-source", "no", "-k", "regex:sgemm_double_buffer", "-f",
+                    "-o", rep, sys.executable, os.path.abspath(__file__), "child1"], env=env,
+                   check=True)
+    with open(os.path.join(out, "deepk-ncu-source.csv"), "w") as f:
+        subprocess.run(["ncu", "-i", rep + ".ncu-rep", "--page", "source", "--csv",
+                        "--print-source", "sass"], stdout=f, check=True)
+    with open(os.path.join(out, "deepk-ncu-source-details.csv"), "w") as f:
+        subprocess.run(["ncu", "-i", rep + ".ncu-rep", "--page", "details", "--csv"], stdout=f,
+                       check=True)
+    return 0
+
+
+def summarize(path: str) -> int:
+    """(CPU) The source page's stall samples: by reason, the dispatch stalls
+    by opcode, each opcode's own mix, and the FFMAs whose uncached register
+    reads share one bank (rung9_sass.one_bank's test) against the rest."""
+    import collections
+    import csv
+    import gzip
+    import io
+    import re
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from rung9_sass import one_bank
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        lines = f.read().splitlines()
+    rows = list(csv.reader(io.StringIO("\n".join(lines[1:]))))
+    head, data = rows[0], rows[1:]
+    ix = {h: i for i, h in enumerate(head)}
+    num = lambda x: float(x.replace(",", "")) if x.replace(",", "").replace(".", "").isdigit() \
+        else 0.0   # noqa: E731
+    reasons = [h for h in head if h.startswith("stall_") and "(Not Issued)" not in h]
+    total, by_op, ffma = collections.Counter(), collections.defaultdict(collections.Counter), []
+    for r in data:
+        src = r[ix["Source"]].strip()
+        op = re.sub(r"^@!?U?P\w+\s+", "", src).split()[0].split(".")[0] if src else "?"
+        for c in reasons:
+            total[c] += num(r[ix[c]])
+            by_op[op][c] += num(r[ix[c]])
+        if op == "FFMA" and num(r[ix["Instructions Executed"]]) > 0:
+            ffma.append((src, num(r[ix["stall_dispatch"]])))
+    n = sum(total.values())
+    print(lines[0][:160])
+    print(f"{n:.0f} stall samples: " + ", ".join(f"{c[6:]} {v / n:.3f}"
+                                                   for c, v in total.most_common(8)))
+    print("dispatch stalls by opcode: " + ", ".join(
+        f"{o} {c['stall_dispatch']:.0f}" for o, c in sorted(
+            by_op.items(), key=lambda t: -t[1]["stall_dispatch"])[:6]))
+    for o in ("FFMA", "IADD3", "LDS", "STS", "LDG"):
+        c, t = by_op[o], sum(by_op[o].values()) or 1
+        print(f"  {o}: {t:.0f} samples, " + " ".join(f"{k[6:]} {v / t:.2f}"
+                                                    for k, v in c.most_common(5)))
+    # one_bank over a pair: each FFMA judged with its predecessor's .reuse flags
+    flags, prev = [], None
+    for src, _ in ffma:
+        flags.append(one_bank([prev, src] if prev else [src]) > one_bank([prev] if prev else []))
+        prev = src
+    one = [d for (_, d), f in zip(ffma, flags) if f]
+    rest = [d for (_, d), f in zip(ffma, flags) if not f]
+    print(f"executed FFMAs: {len(one)} one-bank, {sum(one) / max(1, len(one)):.2f} dispatch "
+          f"samples each; {len(rest)} others, {sum(rest) / max(1, len(rest)):.2f}")
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(child() if sys.argv[1:] == ["child"] else main())
+    what = sys.argv[1:]
+    if what[:1] == ["summary"]:
+        sys.exit(summarize(what[1]))
+    sys.exit(child() if what == ["child"] else child(PROBLEMS[1:2]) if what == ["child1"]
+             else source() if what == ["source"] else main())

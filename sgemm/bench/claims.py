@@ -526,6 +526,14 @@ CLAIMS: tuple[Claim, ...] = (
           "DRAW=deep-k:12:5151 OUT=dir python bench/probes/async_deepk.py; the -minb4 file: "
           "SGEMM_DEFINES=SGEMM_ASYNC_MINB=4 TAG=-minb4 and the same",
           ("docs/notes/ffma-fast.md",)),
+    Claim("deepk-ncu-source", "ncu's SASS-level stall samples on sgemm's 128x64 kernel of "
+          "904x379x24713 NN (unaligned, split 32): dispatch stalls 9.8 % of the samples, half "
+          "of them on FFMAs and the rest spread over IADD3, LDS and STS; the 32 executed FFMAs "
+          "whose uncached register reads share one bank 4.69 dispatch samples each against "
+          "2.53 for the other 992, about 1 % of the dispatch stalls",
+          ("deepk-ncu-source-h200-2026-11-29.csv.gz", "deepk-ncu-source-cpu-2026-11-29.log"),
+          "OUT=dir python bench/probes/deepk_ncu.py source; python bench/probes/deepk_ncu.py "
+          "summary FILE.csv.gz", ("docs/notes/ffma-fast.md",)),
     Claim("square-tiles", "A trial: rung 9 at 128x128 with four warps (128 accumulators a "
           "thread, two blocks an SM, 213-255 registers, no spills: the shape of cuBLAS's deep-K "
           "kernels), four warp shapes, forced on 10 deep-K problems with at least 40000 outputs "
