@@ -523,7 +523,7 @@ CLAIMS: tuple[Claim, ...] = (
           "(0.41-0.97), rung 10 slower on every row; with four 128-thread blocks an SM "
           "(SGEMM_ASYNC_MINB=4, 119-128 registers, no spills) 0.66; not adopted",
           ("async-deepk-h200-2026-11-29.json", "async-deepk-h200-2026-11-29-minb4.json"),
-          "DRAW=deep-k:12:5151 OUT=dir python bench/probes/async_deepk.py; the -minb4 file: "
+          "DRAW=deep-k:12:5151 OUT=dir python bench/probes/forced_tiles.py; the -minb4 file: "
           "SGEMM_DEFINES=SGEMM_ASYNC_MINB=4 TAG=-minb4 and the same",
           ("docs/notes/ffma-fast.md",)),
     Claim("deepk-ncu-source", "ncu's SASS-level stall samples on sgemm's 128x64 kernel of "
@@ -542,7 +542,7 @@ CLAIMS: tuple[Claim, ...] = (
           "other time over the best 128x128 time 0.78 in geometric mean (0.36-1.04), faster "
           "on 3 of 18 by 1-4 %; not adopted", ("square-tiles-h200-2026-11-29.json",),
           "SET=square DRAW=deep-k:10:6161:40000,ml-layer:8:7373:1000000 OUT=dir python "
-          "bench/probes/async_deepk.py", ("docs/notes/ffma-fast.md",)),
+          "bench/probes/forced_tiles.py", ("docs/notes/ffma-fast.md",)),
     Claim("deepk-ncu", "ncu on cuBLAS's kernels and sgemm's plan on three unaligned deep-K "
           "rows (502x614x32427 TN, 904x379x24713 NN, 616x905x123705 NN): cuBLAS 2 warps a "
           "scheduler, 88-93 % issue, 79-82 % FMA pipe, 1.12-1.15 instructions a warp FFMA; "
@@ -557,7 +557,7 @@ CLAIMS: tuple[Claim, ...] = (
           "the loop's, by tile: 128x64 1.011, 64x128 1.021, 256x128 0.955, 256x64 0.983 "
           "(cuBLAS 1.011 between the processes); the model's top candidate 1.035",
           ("pipe-unaligned-h200-2026-11-29-off.json", "pipe-unaligned-h200-2026-11-29-on.json"),
-          "SET=none DRAW=deep-k:12:8181:40000 OUT=dir python bench/probes/async_deepk.py, "
+          "SET=none DRAW=deep-k:12:8181:40000 OUT=dir python bench/probes/forced_tiles.py, "
           "the -on file with SGEMM_DEFINES=SGEMM_DB_PIPE=3 (each in its own kernel cache)",
           ("docs/notes/ffma-fast.md",)),
     Claim("thin-tiles", "A trial: rung 9 tiles 32 wide (32x128 of four warps, 4x8 a thread, "

@@ -1,22 +1,23 @@
-"""Probe: rung 10 (cp.async pipeline) forced on deep-K problems of the
-judge's distribution (this probe's own seed), beside rung 9's same tiles at
-the same K splits, the planner's plan and cuBLAS.  Not part of the package.
+"""Probe: tiles forced on problems of the judge's distribution (this probe's
+own seeds), beside rung 9's registered tiles at the same K splits, the
+planner's three best candidates and cuBLAS.  Not part of the package.  Each
+timing is checked against fp64 on a NaN-poisoned output first
+(_gpu.checked_time); every operand is read as it lies (pack=0).
 
-Why: most deep-K draws have an operand whose rows are not 16-byte aligned,
-and rung 9 then prefetches every element through a register with a 4-byte
-load (its fitted unaligned rate is 0.65-0.85 of the aligned one), where
-cuBLAS runs 4-byte cp.async kernels (`cutlass_80_simt_sgemm_*_align1`,
-4-5 stages, 128 threads, up to four blocks an SM:
-bench/results/cublas-kernels-h100-2026-11-27.json) at 35-45 TFLOP/s on
-the deep-K rows we lose.  Rung 10 copies unaligned operands the same way
-and was never weighed by the planner.  Each timing is checked against fp64
-on a NaN-poisoned output first (_gpu.checked_time).  Run it with
-SGEMM_DEFINES=SGEMM_ASYNC_MINB=4 for four 128-thread blocks an SM; SET=square
-forces rung 9's 128x128 tiles of four warps (SQUARE) instead of rung 10, and
-SET=none neither (rung 9's registered tiles and the plan's, e.g. under an
-SGEMM_DEFINES switch of 09_double_buffer.cu).
+SET picks the trial tiles:
+* async (default): rung 10, the cp.async pipeline.  Most deep-K draws have
+  an operand whose rows are not 16-byte aligned; rung 9 then prefetches
+  each element through a register with a 4-byte load, where cuBLAS runs
+  4-byte cp.async kernels (`cutlass_80_simt_sgemm_*_align1`, 4-5 stages,
+  128 threads, up to four blocks an SM:
+  bench/results/cublas-kernels-h100-2026-11-27.json).  With
+  SGEMM_DEFINES=SGEMM_ASYNC_MINB=4 its 128-thread tiles hold four blocks an SM.
+* square: rung 9 at 128x128 with four warps (SQUARE), cuBLAS's deep-K shape.
+* none: no trial tiles (rung 9's and the plan's only), e.g. to compare an
+  SGEMM_DEFINES switch of 09_double_buffer.cu between two runs.
 
-    DRAW=CAT:N:SEED[:MIN_OUTPUTS][,...] OUT=dir python bench/probes/async_deepk.py
+    DRAW=CAT:N:SEED[:MIN_OUTPUTS][,...] [SET=...] [TAG=...] OUT=dir python \
+        bench/probes/forced_tiles.py
 """
 import os
 import sys
@@ -113,7 +114,7 @@ def line(p, rec) -> str:
 
 def main():
     tag = os.environ.get("TAG", "")
-    run_rows(problems(), row, line, f"async-deepk{tag}.json")
+    run_rows(problems(), row, line, f"forced-tiles{tag}.json")
 
 
 if __name__ == "__main__":
