@@ -74,22 +74,26 @@ def loguni(r):
 
 
 def plan_row(p: dict) -> dict:
-    """One judge problem (dict m, n, k, ta, tb) set up for forcing plans: its
-    operands, C, the fp64 reference and its norm, cuBLAS's time and error
-    (``cub``, ``cerr``), sgemm.gemm's time (``auto``) and the Plan."""
+    """One judge problem (dict m, n, k, ta, tb, optional batch) set up for
+    forcing plans: its operands, C, the fp64 reference and its norm, cuBLAS's
+    time and error (``cub``, ``cerr``), sgemm's eager time (``auto``: gemm,
+    or gemm_batched for a batch) and the Plan."""
     import sgemm
     from cublas_kernels import operands as judge_operands
     from sgemm.plan import Plan
     m, n, k, ta, tb = p["m"], p["n"], p["k"], bool(p["ta"]), bool(p["tb"])
-    a, b, A, B = judge_operands(cp, 1, m, n, k, ta, tb)
-    c = cp.empty((m, n), cp.float32)
+    bt = p.get("batch", 1)
+    a, b, A, B = judge_operands(cp, bt, m, n, k, ta, tb)
+    c = cp.empty(((bt,) if bt > 1 else ()) + (m, n), cp.float32)
     ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
     nr = float(cp.linalg.norm(ref))
     cub = tfn(lambda: cp.matmul(A, B, out=c))
     cerr = float(cp.linalg.norm(c - ref)) / nr
-    auto = tfn(lambda: sgemm.gemm(a, b, c, trans_a=ta, trans_b=tb))
+    call = sgemm.gemm_batched if bt > 1 else sgemm.gemm
+    auto = tfn(lambda: call(a, b, c, trans_a=ta, trans_b=tb))
+    kind = dict(_ndims=(3,), _what="gemm_batched") if bt > 1 else {}
     return dict(c=c, ref=ref, nr=nr, cub=cub, cerr=cerr, auto=auto,
-                plan=Plan(a, b, c, trans_a=ta, trans_b=tb))
+                plan=Plan(a, b, c, trans_a=ta, trans_b=tb, **kind))
 
 
 def time_forced(row: dict, tried, dev) -> list:

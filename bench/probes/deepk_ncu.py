@@ -109,14 +109,18 @@ def summarize(path: str) -> int:
     import io
     import re
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from rung9_sass import one_bank
+    from rung9_sass import one_bank_flags
     with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         lines = f.read().splitlines()
     rows = list(csv.reader(io.StringIO("\n".join(lines[1:]))))
     head, data = rows[0], rows[1:]
     ix = {h: i for i, h in enumerate(head)}
-    num = lambda x: float(x.replace(",", "")) if x.replace(",", "").replace(".", "").isdigit() \
-        else 0.0   # noqa: E731
+
+    def num(x: str) -> float:                      # "1,234" -> 1234.0; "-" or "" -> 0
+        try:
+            return float(x.replace(",", ""))
+        except ValueError:
+            return 0.0
     reasons = [h for h in head if h.startswith("stall_") and "(Not Issued)" not in h]
     total, by_op, ffma = collections.Counter(), collections.defaultdict(collections.Counter), []
     for r in data:
@@ -138,11 +142,7 @@ def summarize(path: str) -> int:
         c, t = by_op[o], sum(by_op[o].values()) or 1
         print(f"  {o}: {t:.0f} samples, " + " ".join(f"{k[6:]} {v / t:.2f}"
                                                     for k, v in c.most_common(5)))
-    # one_bank over a pair: each FFMA judged with its predecessor's .reuse flags
-    flags, prev = [], None
-    for src, _ in ffma:
-        flags.append(one_bank([prev, src] if prev else [src]) > one_bank([prev] if prev else []))
-        prev = src
+    flags = one_bank_flags([src for src, _ in ffma])   # in program order, .reuse included
     one = [d for (_, d), f in zip(ffma, flags) if f]
     rest = [d for (_, d), f in zip(ffma, flags) if not f]
     print(f"executed FFMAs: {len(one)} one-bank, {sum(one) / max(1, len(one)):.2f} dispatch "

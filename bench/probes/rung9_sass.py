@@ -64,10 +64,10 @@ def loops(sass: str):
             yield ins[at[label_at[m.group(1)]]:i + 1]
 
 
-def one_bank(body) -> int:
-    """FFMAs whose operand reads (those the previous FFMA's .reuse does not
-    serve) are two or more, all in one bank."""
-    count, prev = 0, None
+def one_bank_flags(body) -> list:
+    """Per FFMA of body: whether its operand reads (those the previous FFMA's
+    .reuse does not serve) are two or more, all in one bank."""
+    flags, prev = [], None
     for text in body:
         if not text.startswith("FFMA"):
             prev = None
@@ -81,10 +81,13 @@ def one_bank(body) -> int:
             if x and not cached:
                 reads.add(x[0])
         banks = [r % 2 for r in reads]
-        if len(banks) >= 2 and len(set(banks)) == 1:
-            count += 1
+        flags.append(len(banks) >= 2 and len(set(banks)) == 1)
         prev = cur
-    return count
+    return flags
+
+
+def one_bank(body) -> int:
+    return sum(one_bank_flags(body))
 
 
 def reused(body) -> float:

@@ -19,19 +19,14 @@ import os
 import sys
 
 os.environ.setdefault("CUPY_TF32", "0")
-import cupy as cp  # noqa: E402
-
-import sgemm  # noqa: E402
-from sgemm import planner, tune  # noqa: E402
+from sgemm import planner  # noqa: E402
 from sgemm.kernels import ladder  # noqa: E402
 from sgemm.kernels.params import TileParams  # noqa: E402
-from sgemm.plan import Plan  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _draw import judge_draws  # noqa: E402
-from _gpu import checked_time, run_rows, tfn  # noqa: E402
-from cublas_kernels import operands  # noqa: E402
+from _gpu import plan_row, run_rows, time_forced  # noqa: E402
 from forced_cands import label  # noqa: E402
 
 THIN = {"t32x128x16": TileParams(BM=32, BN=128, BK=16, WM=32, WN=32, TM=4, TN=8, threads=128),
@@ -48,33 +43,17 @@ def problems():
 
 
 def row(dev, p) -> dict:
-    b, m, n, k, ta, tb = p["batch"], p["m"], p["n"], p["k"], p["ta"], p["tb"]
-    a, bb, A, B = operands(cp, b, m, n, k, ta, tb)
-    c = cp.empty((b, m, n), cp.float32)
-    ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
-    nr = float(cp.linalg.norm(ref))
-    cub = tfn(lambda: cp.matmul(A, B, out=c))
-    cerr = float(cp.linalg.norm(c - ref)) / nr
-    auto = tfn(lambda: sgemm.gemm_batched(a, bb, c, trans_a=ta, trans_b=tb))
-    plan = Plan(a, bb, c, trans_a=ta, trans_b=tb, _ndims=(3,), _what="gemm_batched")
-    prob = plan.problems[0]
+    r = plan_row(p)
+    prob = r["plan"].problems[0]
     db = ladder.DOUBLE_BUFFER
-    tried = [(label(x), x.spec, x.params) for x in planner.candidates(prob, dev, "ieee")[:3]]
-    tried += [(f"db:{name}", db, q) for name, q in db.configs.items()]
+    tried = [(label(x), x.spec, x.params, None) for x in planner.candidates(prob, dev, "ieee")[:3]]
+    tried += [(f"db:{name}", db, q, None) for name, q in db.configs.items()]
     for name, q in THIN.items():     # the 32-wide side along whichever side is narrow
-        tried.append((name, db, q))
+        tried.append((name, db, q, None))
         tried.append((name + "T", db, q.replace(BM=q.BN, BN=q.BM, WM=q.WN, WN=q.WM, TM=q.TN,
-                                                 TN=q.TM)))
-    cands = []
-    for lab, spec, q in tried:
-        try:
-            err, t = checked_time(tune.launches_for(spec, q, [prob], dev), c, ref, nr)
-        except Exception as ex:  # noqa: BLE001 -- recorded, the probe goes on
-            cands.append(dict(c=lab, error=str(ex)[:160]))
-            continue
-        cands.append(dict(c=lab, us=round(t, 1), err=round(err / cerr, 2)))
-    return dict(p, canonical=(prob.m, prob.n), cublas_us=cub, auto_us=auto,
-                plan=repr(plan)[:160], cands=cands)
+                                                 TN=q.TM), None))
+    return dict(p, canonical=(prob.m, prob.n), cublas_us=r["cub"], auto_us=r["auto"],
+                plan=repr(r["plan"])[:160], cands=time_forced(r, tried, dev))
 
 
 def line(p, rec) -> str:
