@@ -6,6 +6,9 @@ summary; print a table.
     python -m sgemm.bench.sanitize --tools memcheck --quick   # one tool, fewer cases
     python -m sgemm.bench.sanitize --list                     # print the case set
     bash scripts/gpu_session.sh sanitize                      # the same, on a GPU machine
+    SGEMM_SANITIZE_DIGESTS=FILE python -m sgemm.bench.sanitize --driver --only K,...
+        # no sanitizer: each case's output digest into FILE, to compare two
+        # builds (e.g. an SGEMM_DEFINES switch on and off) bit for bit
 
 One process per tool: the script re-launches itself under the sanitizer in
 ``--driver`` mode, which runs the whole case set (every kernel of
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import hashlib
 import json
 import os
 import re
@@ -233,6 +237,11 @@ def _driver(args) -> int:
     delta = {"ieee": 0.0, "tf32x3": 2.0 ** -19, "tf32": 2.0 ** -10}
     summary = {"cases": 0, "launches": 0, "mismatches": [], "exceptions": [],
                "schemes": {}, "kernels_used": {}}
+    # $SGEMM_SANITIZE_DIGESTS: a file that gets each case's output digest, so
+    # that runs of two builds (e.g. an SGEMM_DEFINES switch) can be compared
+    # bit for bit; the driver alone, without a sanitizer, writes it quickly.
+    path = os.environ.get("SGEMM_SANITIZE_DIGESTS")
+    digests = open(path, "a") if path else None
 
     def operand(rows, cols, order, pad, off, batch, rng, init=True):
         inner, outer = (cols, rows) if order == "C" else (rows, cols)
@@ -302,6 +311,9 @@ def _driver(args) -> int:
             if spec_name not in summary["kernels_used"][name]:
                 summary["kernels_used"][name].append(spec_name)
             got = cp.asnumpy(cc).astype(np.float64)
+            if digests:     # two builds compared bitwise (a kernel macro on and off)
+                digests.write(f"{idx} {name} {hashlib.sha256(got.tobytes()).hexdigest()}\n")
+                digests.flush()
             A = ha.astype(np.float64)
             B = hb.astype(np.float64)
             A = np.swapaxes(A, 1, 2) if ta else A

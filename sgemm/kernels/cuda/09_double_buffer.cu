@@ -31,7 +31,10 @@
 // large 256x128x8, warps 128x32, 16x8/thread, 1 block/SM: 48.7 TFLOPS at 4096^3
 // and 49.4 at 8192^3 (97% of cuBLAS) against rung 8's 44.6 / 45.4 -- the
 // fastest FFMA rung. Reproduce: sgemm bench --kernels 8,9 --sizes 4096,8192.
-// The other configs and transposes: docs/notes/ffma-fast.md.
+// The other configs and transposes: docs/notes/ffma-fast.md.  The
+// serpentine FFMA order of the unguarded blocks (SGEMM_FFMA_SERP below) came
+// later: 1.02-1.03x at 4096^3 NN and TN as called, the same outputs
+// (bench/results/define-ab-h200-2026-11-29.json, serpentine-digests-*).
 // Rung 9 beats rung 8 (+7-9% on 128x128x16) and also rung 10: the register
 // path transposes the k-contiguous operand with LDG.128 + STS, where a cp.async
 // pipeline needs 4-byte copies for it (see rung 10).
@@ -44,6 +47,14 @@
 // (SGEMM_DEFINES=SGEMM_DB_PIPE=0, compiled by NVRTC, never bundled).
 #ifndef SGEMM_DB_PIPE
 #define SGEMM_DB_PIPE 1
+#endif
+// The serpentine FFMA order (tile_loaders.cuh, ffma_step) in unguarded
+// blocks: 1 (default) or 0 (the row order, an A/B switch).  Guarded (EDGE)
+// blocks keep the row order: with the serpentine they ran 0.65-1.55x on
+// small deep-K draws, both ways, where unguarded blocks gained 0.6-1.9 % on
+// large layers over three A/Bs (docs/notes/ffma-fast.md).
+#ifndef SGEMM_FFMA_SERP
+#define SGEMM_FFMA_SERP 1
 #endif
 
 namespace sg {
@@ -184,7 +195,7 @@ __device__ __forceinline__ void double_buffer_accumulate(
                     load_frag<TM, TN, SA, SB, LDA, LDB>(As[cur ^ 1] + a_off, Bs[cur ^ 1] + b_off,
                                                         0, fa[0], fb[0]);
                 }
-                ffma_step<TM, TN>(fa[p % 2], fb[p % 2], acc);
+                ffma_step<TM, TN, SGEMM_FFMA_SERP>(fa[p % 2], fb[p % 2], acc);
             }
             cur ^= 1;
         }
@@ -203,8 +214,8 @@ __device__ __forceinline__ void double_buffer_accumulate(
             lb.advance();
             load(K - k0 - BK);
         }
-        mma_ktile<BK, TM, TN, TT::SA, TT::SB, LDA, LDB, EDGE ? EDGE_UNROLL : BK>(As[cur] + a_off,
-                                                                      Bs[cur] + b_off, acc);
+        mma_ktile<BK, TM, TN, TT::SA, TT::SB, LDA, LDB, EDGE ? EDGE_UNROLL : BK,
+                  SGEMM_FFMA_SERP && !EDGE>(As[cur] + a_off, Bs[cur] + b_off, acc);
         if (more) {
             if (!EARLY) {
                 la.advance();

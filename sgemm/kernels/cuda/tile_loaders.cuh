@@ -308,25 +308,35 @@ __device__ __forceinline__ void load_frag(const float* __restrict__ As,
     }
 }
 
-// The outer product of one k-step: TM*TN FFMA.
-template <int TM, int TN>
+// The outer product of one k-step: TM*TN FFMA.  SERP: odd rows walk j
+// backwards (a serpentine), so each row's first FFMA reads the b[j] the
+// previous row's last one read.  Each accumulator sees the same FMAs in the
+// same order either way, so the outputs are the same bit for bit; what
+// changes is ptxas's register allocation and schedule.  Rung 9 takes it in
+// its unguarded blocks (09_double_buffer.cu, SGEMM_FFMA_SERP), where large
+// layers ran 0.6-1.9 % faster (docs/notes/ffma-fast.md).
+template <int TM, int TN, bool SERP = false>
 __device__ __forceinline__ void ffma_step(const float (&a)[TM], const float (&b)[TN],
                                           float (&acc)[TM][TN]) {
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        for (int jj = 0; jj < TN; ++jj) {
+            const int j = SERP && (i & 1) ? TN - 1 - jj : jj;
+            acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
 }
 
 // A whole k-tile.  UNROLL < BK (edge blocks) trades speed for registers.
-template <int BK, int TM, int TN, int SA, int SB, int LDA, int LDB, int UNROLL = BK>
+template <int BK, int TM, int TN, int SA, int SB, int LDA, int LDB, int UNROLL = BK,
+          bool SERP = false>
 __device__ __forceinline__ void mma_ktile(const float* __restrict__ As,
                                           const float* __restrict__ Bs, float (&acc)[TM][TN]) {
 #pragma unroll UNROLL
     for (int p = 0; p < BK; ++p) {
         float a[TM], b[TN];
         load_frag<TM, TN, SA, SB, LDA, LDB>(As, Bs, p, a, b);
-        ffma_step<TM, TN>(a, b, acc);
+        ffma_step<TM, TN, SERP>(a, b, acc);
     }
 }
 
