@@ -644,6 +644,12 @@ CLAIMS: tuple[Claim, ...] = (
                                  "serpentine-ab-h200-2026-11-29-deepk.json"),
           "OUT=dir python bench/probes/tree_ab.py .@SGEMM_FFMA_SERP=0 . deep-k 14 9393 2 "
           "(ml-layer 10 9494)", ("docs/notes/ffma-fast.md",)),
+    Claim("rung9-sass-serpentine", "Rung 9's 256x128 instantiations (sm_90a, aligned) with "
+          "the serpentine order in unguarded blocks, read from their SASS on the CPU: 218, "
+          "218, 231 and 232 registers; the unguarded loops 89-94 % of FFMAs marking an "
+          "operand .reuse and 44-67 one-bank FFMAs, the guarded loops 85-87 % and 1-15",
+          ("rung9-sass-serpentine-cpu-2026-11-29.log",),
+          "python bench/probes/rung9_sass.py mix large", ("docs/notes/ffma-fast.md",)),
     Claim("serpentine-digests", "The outputs of every rung 8-11 and 38 kernel and auto on the "
           "sanitizer's 301 cases, with the serpentine order and with the row order: 301 of "
           "301 identical bit for bit", ("serpentine-digests-h200-2026-11-29.json",),
