@@ -605,8 +605,8 @@ CLAIMS: tuple[Claim, ...] = (
           "256x128 tile, the canonical NN and NT forms ran 1.04-1.08x faster than x @ W^T's "
           "canonical TN; with a 32x32 shared-memory transpose's copies (up to 3.3 TB/s) "
           "added, the 13 layers of 2048 tokens or more reach 0.92-0.97 of cuBLAS's speed "
-          "against 0.88-0.93 as called, the rest lose; not built (about 0.4 % on the "
-          "category's geometric mean by the judge's draw)",
+          "against 0.88-0.93 as called; of the 17 smaller, one gained, three broke even, the "
+          "rest lost up to 0.54x; not built",
           ("layout-copy-h200-2026-11-29-a.json", "layout-copy-h200-2026-11-29-b.json"),
           "DRAW=9191:16:40 OUT=dir python bench/probes/layout_copy.py (b: DRAW=9292:14:8)",
           ("docs/notes/ffma-fast.md",)),
