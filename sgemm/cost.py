@@ -118,10 +118,18 @@ def config_key(spec: KernelSpec, p: TileParams, prob: Problem) -> str:
     the block's strip of 32-128 rows) the blocks have a rate of their own
     (``:b``): a single product's blocks stream long rows, and the rate of
     those put gemv_wide 1.25-1.48x fast on the narrow sweeps' batches
-    (docs/notes/dispatch.md, twelfth session)."""
+    (docs/notes/dispatch.md, twelfth session).  gemv's 64-row strip for
+    S = 8 along k (``ka``: the float4 loop with four rows a warp) has a rate
+    of its own, fitted on products with a side of 5-8 (bench/results/
+    gemv-strip-sweep-h200-2026-11-29*.json): it ran 1.5-2x the 32-row
+    strip's speed on x @ W.T layers of 50 MB or more (bench/results/
+    dot-decode-h200-2026-11-29.json)."""
     if spec.extra.get("scheme") == "gemv":
         whole = prob.batch > 1 and max(prob.m, prob.n) <= max(p.BM, p.BN)
-        return f"{spec.name}:{'r' if x_rows_contiguous(prob) else 'k'}{':b' if whole else ''}"
+        kind = "r" if x_rows_contiguous(prob) else "k"
+        if kind == "k" and not whole and (p.BM, p.BN) in ((8, 64), (64, 8)):
+            kind = "ka"
+        return f"{spec.name}:{kind}{':b' if whole else ''}"
     return f"{spec.name}:{p.BM}x{p.BN}x{p.BK}:{p.threads}"
 
 

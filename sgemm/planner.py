@@ -258,7 +258,9 @@ def _base(prob: Problem, precision: str, dev: DeviceInfo) -> list[tuple[KernelSp
         if S.gemv_applies(prob):
             for name in ("gemv", "gemv_wide"):
                 spec = K.get(name)
-                if _ok(spec, dev) and (name == "gemv" or S.x_rows_contiguous(prob)):
+                if _ok(spec, dev) and name == "gemv":
+                    out += [(spec, q) for q in S.gemv_configs(prob)]
+                elif _ok(spec, dev) and S.x_rows_contiguous(prob):
                     out.append((spec, spec.extra["choose"](prob, dev.sm_count)))
         if prob.batch == 1:
             db = K.get("db_cluster")

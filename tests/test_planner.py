@@ -235,6 +235,31 @@ def test_gemv_blocks_cover_the_small_side_tightly():
         assert p.BN == s and not schemes.gemv_rules(p), (small, p)
 
 
+def test_gemv_aligned_eight_along_k_takes_the_64_row_strip():
+    """S = 8 with X along k: the float4 loop (16-byte rows) gets the 64-row
+    strip, the scalar loop keeps 32 rows; the row-contiguous loop is not
+    affected."""
+    from sgemm.kernels import schemes
+    for small_m in (False, True):
+        def p_(aligned, ta=True):
+            return (prob(6, 4096, 4096, tb=not ta, aligned=aligned) if small_m else
+                    prob(4096, 6, 4096, ta=ta, aligned=aligned))
+        strip = (lambda q: q.BN) if small_m else (lambda q: q.BM)
+        assert not schemes.x_rows_contiguous(p_(True))
+        assert strip(schemes.choose_gemv(p_(True))) == 64
+        assert strip(schemes.choose_gemv(p_(False))) == 32
+        assert strip(schemes.choose_gemv(p_(True, ta=False))) == 32   # rows contiguous
+        for q in (schemes.choose_gemv(p_(True)), schemes.choose_gemv(p_(False))):
+            assert not schemes.gemv_rules(q), q
+        # the planner weighs both strips where the 64-row one applies, one elsewhere
+        assert [strip(q) for q in schemes.gemv_configs(p_(True))] == [64, 32]
+        assert [strip(q) for q in schemes.gemv_configs(p_(False))] == [32]
+        gemv = {(c.params.BM, c.params.BN) for c in planner.candidates(p_(True), H100, "ieee",
+                                                                       everything=True)
+                if c.spec.name == "gemv"}
+        assert len(gemv) == 2, gemv
+
+
 @pytest.mark.parametrize("kernel,config,launches", [("tile", "large", 3),
                                                      ("double_buffer", "medium", 2),
                                                      ("kmajor", "k128x64", 2)])

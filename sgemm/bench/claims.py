@@ -241,7 +241,7 @@ def _sanitizer(name: str):
 
 
 # -- the claims ------------------------------------------------------------------------------
-JUDGE = tuple(f"judge-h200-2026-11-29-{s}.json" for s in "mno")
+JUDGE = tuple(f"judge-h200-2026-11-29-{s}.json" for s in "vwx")
 TORCH_BENCH = ("torch-bench-h100-2026-11-26.json",)
 SUITE = "suite-h200-2026-11-29.json"
 UNTUNED = "judge-untuned-final-h200-2026-11-29.json"
@@ -1470,6 +1470,61 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("sanitizer-splitk-cluster", "compute-sanitizer on splitk_cluster, db_cluster's k2 "
           "tile and `auto`", ("sanitizer-splitk-cluster-h200-2026-11-22.json",),
           _SAN_CMD, ("docs/reliability.md",), note=_SAN_ONLY),
+    # gemv's 64-row strip for S = 8 along k (2026-11-29)
+    Claim("dot-decode", "gemv's k-contiguous blocks at six strip/warp/chunk shapes and K "
+          "splits 1-8, forced on ten products whose operands both lie along k beside a side "
+          "of 5-16 (x @ W.T of 5-16 tokens; 3046x7x9009 NT), with the planner's four best "
+          "candidates, its plan and cuBLAS, H200", ("dot-decode-h200-2026-11-29.json",),
+          "OUT=dir python bench/probes/dot_decode.py",
+          ("docs/notes/dispatch.md", "docs/dispatch.md", "sgemm/kernels/schemes.py",
+           "sgemm/cost.py")),
+    Claim("gemv-strip-sweep", "Every FFMA candidate timed on single products with a side of "
+          "5-8 beside a big operand along k: 36 of 8 MiB or more (own seed 4242) and 24 of "
+          "100 MiB or more (5353), H200; gemv:ka's rate fitted on both",
+          ("gemv-strip-sweep-h200-2026-11-29.json", "gemv-strip-sweep-h200-2026-11-29-big.json"),
+          "OUT=dir python bench/probes/gemv_strip_sweep.py 36 4242 120; the same with "
+          "24 5353 120 100; then python -m sgemm.calibrate --sweep BOTH --device h200 --out "
+          "FIT.json and bench/probes/merge_rates.py FIT.json gemv:ka",
+          ("docs/notes/dispatch.md", "sgemm/cost.py", "sgemm/kernels/schemes.py")),
+    Claim("gemv-strip-fit", "gemv:ka fitted with the per-wave cost held to 5 us and to 20 "
+          "us (CPU)", ("gemv-strip-fit-cpu-2026-11-29.log",),
+          "python bench/probes/gemv_strip_fit.py OUT.json 5; the same with 20",
+          ("docs/notes/dispatch.md",)),
+    _san_claim("sanitizer-gemv-strip", "compute-sanitizer on gemv's named blocks, the 64-row "
+               "strip's among them (unsplit and in 3 slices), and gemv's own choice, with two "
+               "cases on 16-byte rows", "sanitizer-gemv-strip-h200-2026-11-29.json",
+               "docs/notes/dispatch.md"),
+    Claim("gpu-tests-gemv-strip", "The GPU scheme tests that name gemv (the 64-row strip's "
+          "forced test among them), H200: 106 passed",
+          ("gpu-tests-h200-2026-11-29-gemv-strip.log",),
+          "python3 -m pytest -q tests/gpu/test_schemes_gpu.py -k gemv -p no:cacheprovider",
+          ("docs/notes/dispatch.md",),
+          note="on the tree where the 64-row strip replaced the 32-row one (the planner "
+               "weighed one gemv block); the tests force their blocks"),
+    Claim("gemv-strip-ab", "A/B, 7171e98's tree against the 64-row strip in place of the "
+          "32-row one, 20 products with a side of 5-8 beside a big operand along k: cuBLAS "
+          "over sgemm, best of three rounds", ("gemv-strip-ab-h200-2026-11-29.json",),
+          "PROBS=(python bench/probes/gemv_strip_sweep.py --list 18 7373, and 8x7680x2560 "
+          "and 8x4096x1024 NT) OUT=dir python bench/probes/tree_ab.py .base . x 0 0 3",
+          ("docs/notes/dispatch.md", "sgemm/kernels/schemes.py")),
+    Claim("gemv-strip-moved", "Problems whose model pick differs between 7171e98's tree and "
+          "this one (both strips weighed, gemv:ka's rate): 600 judge draws (own seed 9191), "
+          "gemv-strip-ab's 20 and the public suite (CPU)", ("gemv-strip-moved-cpu-2026-11-29.log",),
+          "python bench/probes/picks_moved.py .base . 600 9191; the same with "
+          "bench/results/gemv-strip-ab-h200-2026-11-29.json, then bench/shapes/public.txt",
+          ("docs/notes/dispatch.md",)),
+    Claim("narrow-single-rates", "43_narrow.cu's measured over predicted time by orientation "
+          "and alignment on the committed H200 sweeps, and rates of its own for single "
+          "products fitted on one half of the single-product sweeps, judged on the other (CPU)",
+          ("narrow-single-rates-cpu-2026-11-29.log",),
+          "python bench/probes/narrow_single_rates.py --check; ... --holdout",
+          ("docs/notes/dispatch.md",)),
+    Claim("narrow-single-ab", "A/B, 7171e98's tree against narrow's single-product rates with "
+          "gemv's two strips: the 66 of 600 judge draws (own seed 9191) whose pick they moved, "
+          "cuBLAS over sgemm, best of two rounds", ("narrow-single-ab-h200-2026-11-29.json",),
+          "PROBS=(the moved problems of python bench/probes/picks_moved.py .base . 600 9191 on "
+          "that tree) OUT=dir python bench/probes/tree_ab.py .base . x 0 0 2",
+          ("docs/notes/dispatch.md",)),
     Claim("reliability-fuzz", "GPU property-based fuzzing of every kernel",
           ("reliability-h200-2026-11-21-fuzz.log",),
           "SGEMM_FUZZ_EXAMPLES=40 pytest -m gpu tests/gpu/test_fuzz_gpu.py",

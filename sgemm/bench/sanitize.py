@@ -64,7 +64,8 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 # four k-groups adding in parallel (k4), the 16x8 thread tiles, and k2 (two
 # k-groups on the pipelined loop); gemv's blocks for small sides 2, 4 and 8
 # (the edge extents reach only S = 1, 2 and 16), each run on every case's
-# layout, so both the k- and the row-contiguous loops of each; rung 9's tiles
+# layout, so both the k- and the row-contiguous loops of each, and S = 8's
+# 64-row strip for the aligned k-contiguous loop (n8ka, m8ka); rung 9's tiles
 # along a small n and its 8x8 rectangles (the planner's, not the kernel's own choice);
 # rung 9's configs on outputs over 256 a side as well (DB_BIG); 43_narrow's
 # 64-wide blocks, narrow sides under the case's (several blocks across it) and
@@ -72,7 +73,8 @@ AUTO = ("auto", "auto:tf32x3", "auto:tf32")
 # single products (the GEMV-deep cases).
 NAMED = ("db_cluster@k4", "db_cluster@k2", "db_cluster@wide", "db_cluster@tall",
          "db_cluster@big", "gemv@m2r", "gemv@n4k", "gemv@m4r", "gemv@n8k", "gemv@m8r",
-         "gemv@n16k", "double_buffer@tall", "double_buffer@tall64", "double_buffer@rect",
+         "gemv@n8ka", "gemv@m8ka", "gemv@n16k", "gemv@n8ka/s3",
+         "double_buffer@tall", "double_buffer@tall64", "double_buffer@rect",
          "double_buffer@rect_t", "tf32x3_wgmma_rs@n64", "tf32x3_wgmma_rs@small_n64", "gemv@n1k/s3", "gemv@m2r/s2", "gemv@n4r/s4", "gemv@m1k/s2",
          "double_buffer@small/s3", "double_buffer@medium/s3", "double_buffer@large/s3",
          "double_buffer@rect/s5", "kmajor@k64x128", "kmajor@k64x64", "kmajor@k128x64/s3",
@@ -116,6 +118,15 @@ GEMV_DEEP = [
          alpha=1.0, beta=0.25),
     dict(tag="gemv-deep-mT", m=1, n=17, k=4097, ta=True, tb=False, orders="FFF", pad=1, off=1,
          alpha=2.0, beta=0.0),
+]
+# ... and on 16-byte rows (every leading dimension a multiple of 4): gemv's
+# float4 loop, with a small side of 6 in an 8-wide block, a strip and a K
+# (a float4 sweep of 128) that end part-way, small n and small m
+GEMV_ALIGNED = [
+    dict(tag="gemv-aligned-n", m=131, n=6, k=1035, ta=False, tb=True, orders="CCF", pad=1,
+         off=0, alpha=1.0, beta=0.5),
+    dict(tag="gemv-aligned-m", m=6, n=197, k=1030, ta=False, tb=True, orders="CCF", pad=2,
+         off=0, alpha=-1.0, beta=0.0),
 ]
 
 
@@ -211,10 +222,12 @@ def all_cases(quick: bool = False) -> list[dict]:
         if "/s" in name:
             mine = DB_SPLIT if name.startswith(("double_buffer", "kmajor")) else GEMV_DEEP
         elif name in ("auto", "auto:tf32x3"):
-            mine = mine + GEMV_DEEP
+            mine = mine + GEMV_DEEP + GEMV_ALIGNED
         elif name in ("double_buffer@large", "double_buffer@tall64", "double_buffer@wide",
                       "double_buffer@small", "double_buffer@rect", "double_buffer@rect_t"):
             mine = mine + DB_BIG
+        if name.startswith("gemv"):
+            mine = mine + GEMV_ALIGNED
         if quick:
             mine = mine[::3]
         for c in mine:

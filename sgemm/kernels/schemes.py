@@ -322,7 +322,7 @@ def gemv_smem(p: TileParams) -> int:
 GEMV_SIZES = (1, 2, 4, 8, 16)
 
 
-def _gemv_cfg(side: str, s: int, kcont: bool) -> TileParams:
+def _gemv_cfg(side: str, s: int, kcont: bool, aligned: bool = False) -> TileParams:
     """The block for small side S and the big operand's layout.  The Y
     chunk depths (256 to 2048 k-rows) are ones at which ptxas spills in no
     layout on any arch (sm_80 to sm_90a; a config compiles for all eight
@@ -339,9 +339,19 @@ def _gemv_cfg(side: str, s: int, kcont: bool) -> TileParams:
     Chosen from every block forced on 13 skinny problems (H100, all four
     layouts, unaligned: bench/results/gemv-configs-probe-h100-2026-11-25.json),
     where the former rule's blocks ran up to 3.4x slower than the best one;
-    docs/notes/dispatch.md."""
+    docs/notes/dispatch.md.
+
+    ``aligned`` (k-contiguous X, S = 8, operands on 16-byte rows: the float4
+    loop): a 64-row strip, four rows a warp, so each Y float4 read from
+    shared memory feeds 16 FMAs, not 8.  On five such x @ W.T calls of 5-8
+    tokens (H200, bench/results/dot-decode-h200-2026-11-29.json) it ran
+    1.47-2.05x the 32-row strip's speed unsplit and faster than that
+    strip's best split on all five; on the two unaligned rows there (the
+    scalar loop) 1.15x faster on one and 1.6-2.7x slower on the other, so
+    that loop keeps 32 rows.  The planner weighs the 32-row strip beside it
+    (gemv_configs)."""
     if kcont:
-        rb, threads = 32, (512 if s <= 8 else 256)
+        rb, threads = (64 if aligned else 32), (512 if s <= 8 else 256)
         bk = 256 if s == 16 else 1024
     else:
         rb, threads, bk = {1: (32, 512, 1024), 2: (64, 256, 512), 4: (64, 256, 2048),
@@ -353,6 +363,7 @@ def _gemv_cfg(side: str, s: int, kcont: bool) -> TileParams:
 
 GEMV_CONFIGS = {f"{side}{s}{'k' if kc else 'r'}": _gemv_cfg(side, s, kc)
                 for side in ("m", "n") for s in GEMV_SIZES for kc in (True, False)}
+GEMV_CONFIGS.update({f"{side}8ka": _gemv_cfg(side, 8, True, aligned=True) for side in "mn"})
 
 
 def gemv_applies(prob: Problem) -> bool:
@@ -362,11 +373,26 @@ def gemv_applies(prob: Problem) -> bool:
 def choose_gemv(prob: Problem, sm_count: int = 132) -> TileParams:
     """Small side m (if m <= n) or n: the smallest S in GEMV_SIZES covering it
     (a larger small side just gets more blocks), the block for the big
-    operand's layout (_gemv_cfg)."""
+    operand's layout and, for S = 8 along k, its alignment (_gemv_cfg)."""
     side = "m" if prob.m <= prob.n else "n"
     small = prob.m if side == "m" else prob.n
     s = next((x for x in GEMV_SIZES if x >= small), GEMV_SIZES[-1])
-    return GEMV_CONFIGS[f"{side}{s}{'r' if x_rows_contiguous(prob) else 'k'}"]
+    kind = "r" if x_rows_contiguous(prob) else "ka" if s == 8 and prob.aligned else "k"
+    return GEMV_CONFIGS[f"{side}{s}{kind}"]
+
+
+def gemv_configs(prob: Problem) -> list[TileParams]:
+    """The blocks the planner weighs, each by its own rate: choose_gemv's,
+    and where that is the 64-row strip the 32-row strip too.  With the
+    64-row strip alone, x @ W.T layers of 9-17 MB that the 32-row strip had
+    run at 1.4-2.0x cuBLAS's speed in one launch went to K-split plans
+    (43_narrow.cu's, db_cluster's) at 0.98-1.06x (bench/results/
+    gemv-strip-ab-h200-2026-11-29.json); layers of 50 MB or more gained up
+    to 1.7x."""
+    p = choose_gemv(prob)
+    if (p.BM, p.BN) in ((8, 64), (64, 8)):
+        return [p, GEMV_CONFIGS[f"{'m' if p.BM == 8 else 'n'}8k"]]
+    return [p]
 
 
 def gemv_chain(prob: Problem, p: TileParams, kslice: int) -> int:

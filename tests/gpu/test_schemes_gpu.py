@@ -372,6 +372,41 @@ def test_narrow_every_config_forced(cfg):
         assert rel_err(out, ref) < _tol(k), (cfg, ta, tb, m, n, k)
 
 
+@pytest.mark.parametrize("name", ["m8ka", "n8ka", "m8ka/s3", "n8ka/s2"])
+def test_gemv_aligned_strip_forced(name):
+    """gemv's 64-row strip for S = 8 along k (float4 loop), forced, unsplit
+    and with a K split, against fp64: the small side 5 and 8 of the 8-wide
+    block, the strip ending part-way, K not a multiple of the 128-deep float4
+    sweep, 16-byte rows where a (m x k) and b (n x k) lie along k (a @ b.T:
+    the float4 loop; C column-major on a pitch of a multiple of 4), C
+    NaN-poisoned under beta == 0, and the other layouts (scalar or
+    row-contiguous loops) too."""
+    from sgemm.bench.sanitize import _force_named
+    rng = np.random.default_rng(len(name))
+    small_m = name.startswith("m")
+    for small, big, k in ((5, 200, 1036), (8, 131, 2052)):
+        m, n = (small, big) if small_m else (big, small)
+        for (ta, tb), beta in zip(TRANS, (0.0, 0.5, 0.0, -1.0)):
+            a = cp.asarray(rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32))
+            b = cp.asarray(rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32))
+            # C column-major with a pitch of a multiple of 4 (the float4 loop's
+            # alignment covers C's rows too)
+            buf = cp.asfortranarray(cp.asarray(
+                rng.standard_normal((-(-m // 4) * 4, n)).astype(np.float32)))
+            c0 = buf[:m]
+            c = buf.copy(order="F")[:m]
+            if beta == 0:
+                c[...] = cp.nan
+            p = sgemm.plan(a, b, c, alpha=1.5, beta=beta, trans_a=ta, trans_b=tb)
+            _force_named(p, f"gemv@{name}")
+            out = p.execute()
+            a64, b64 = a.get().astype(np.float64), b.get().astype(np.float64)
+            ref = 1.5 * ((a64.T if ta else a64) @ (b64.T if tb else b64)) + beta * c0.get()
+            assert rel_err(out, ref) < _tol(k), (name, small, ta, tb)
+            if (ta, tb) == (False, True):
+                assert p.problems[0].aligned and not schemes.x_rows_contiguous(p.problems[0])
+
+
 @pytest.mark.parametrize("name", ["n8w64/s3", "n16w128k8/s4", "m16w64g2/s3", "n32w128g4/s2",
                                   "m32w64k8g2/s4", "m8w64g2/s3", "n32w64k8g4/s3"])
 def test_narrow_split_single_forced(name):
