@@ -235,6 +235,20 @@ def test_gemv_blocks_cover_the_small_side_tightly():
         assert p.BN == s and not schemes.gemv_rules(p), (small, p)
 
 
+def test_gemv_64_row_strip_is_built_for_its_k_contiguous_layouts_only():
+    """The 64-row strip is compiled (bundle, CI's spill check) only in the
+    layouts choose_gemv gives it: the big operand along k."""
+    from sgemm.kernels import schemes
+    spec = registry.get("gemv")
+    ka = [(p, ta, tb) for c, p, ta, tb, _ in spec.instantiations() if c.endswith("8ka")]
+    assert len(ka) == 8, ka
+    for p, ta, tb in ka:
+        small_m = p.BM == 8
+        pr = prob(6, 4096, 4096, ta=ta, tb=tb) if small_m else prob(4096, 6, 4096, ta=ta, tb=tb)
+        assert not schemes.x_rows_contiguous(pr), (p, ta, tb)
+    assert sum(1 for c, *_ in spec.instantiations() if c == "n8k") == 8   # the others: all
+
+
 def test_gemv_aligned_eight_along_k_takes_the_64_row_strip():
     """S = 8 with X along k: the float4 loop (16-byte rows) gets the 64-row
     strip, the scalar loop keeps 32 rows; the row-contiguous loop is not

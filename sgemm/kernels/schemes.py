@@ -349,7 +349,8 @@ def _gemv_cfg(side: str, s: int, kcont: bool, aligned: bool = False) -> TilePara
     strip's best split on all five; on the two unaligned rows there (the
     scalar loop) 1.15x faster on one and 1.6-2.7x slower on the other, so
     that loop keeps 32 rows.  The planner weighs the 32-row strip beside it
-    (gemv_configs)."""
+    (gemv_configs).  It is built only in the layouts along k
+    (gemv_layouts)."""
     if kcont:
         rb, threads = (64 if aligned else 32), (512 if s <= 8 else 256)
         bk = 256 if s == 16 else 1024
@@ -395,6 +396,21 @@ def gemv_configs(prob: Problem) -> list[TileParams]:
     return [p]
 
 
+ALL_LAYOUTS = frozenset((ta, tb) for ta in (False, True) for tb in (False, True))
+
+
+def gemv_layouts(p: TileParams) -> frozenset:
+    """The canonical (ta, tb) a gemv block is launched in: all four, but the
+    64-row strip only where the big operand lies along k (choose_gemv
+    returns it nowhere else; in the row-contiguous loop ptxas gives it 64
+    registers and a 16-72 byte spill)."""
+    if (p.BM, p.BN) == (8, 64):           # small m: X = op(B)^T lies along k when not TB
+        return frozenset({(False, False), (True, False)})
+    if (p.BM, p.BN) == (64, 8):           # small n: X = op(A) lies along k when TA
+        return frozenset({(True, False), (True, True)})
+    return ALL_LAYOUTS
+
+
 def gemv_chain(prob: Problem, p: TileParams, kslice: int) -> int:
     """Longest sequential FP32 accumulation in a gemv block over a K slice:
     k-contiguous X sums each lane's K/32 terms, then a butterfly over the
@@ -411,7 +427,7 @@ GEMV = KernelSpec(
     seed="seed 003 notes on tall-skinny shapes",
     template_fields=GEMV_FIELDS, configs=GEMV_CONFIGS, rules=gemv_rules,
     vector_loads=True, static_smem=gemv_smem,
-    extra={"scheme": "gemv", "choose": choose_gemv})
+    extra={"scheme": "gemv", "choose": choose_gemv, "layouts": gemv_layouts})
 
 
 # ---- a short K on a big output (39_small_k.cu) -------------------------------------

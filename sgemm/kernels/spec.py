@@ -132,9 +132,11 @@ class KernelSpec(Record):
                 yield cname, p, False, False, False
             return
         aligned_opts = (False, True) if self.vector_loads else (False,)
+        layouts = self.extra.get("layouts")     # p -> the (ta, tb) p is launched in
         for (cname, p), ta, tb, al in itertools.product(
                 self.configs.items(), (False, True), (False, True), aligned_opts):
-            yield cname, p, ta, tb, al
+            if layouts is None or (ta, tb) in layouts(p):
+                yield cname, p, ta, tb, al
 
     # -- launch geometry ------------------------------------------------------
     def grid(self, prob: Problem, p: TileParams) -> tuple[int, int, int]:
