@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .kernels.params import TileParams
-from .kernels.schemes import split_slices, x_rows_contiguous
+from .kernels.schemes import gemv_strip64, split_slices, x_rows_contiguous
 from .kernels.spec import KernelSpec
 from .problem import Problem
 from .records import Record
@@ -127,7 +127,7 @@ def config_key(spec: KernelSpec, p: TileParams, prob: Problem) -> str:
     if spec.extra.get("scheme") == "gemv":
         whole = prob.batch > 1 and max(prob.m, prob.n) <= max(p.BM, p.BN)
         kind = "r" if x_rows_contiguous(prob) else "k"
-        if kind == "k" and not whole and (p.BM, p.BN) in ((8, 64), (64, 8)):
+        if kind == "k" and not whole and gemv_strip64(p):
             kind = "ka"
         return f"{spec.name}:{kind}{':b' if whole else ''}"
     return f"{spec.name}:{p.BM}x{p.BN}x{p.BK}:{p.threads}"

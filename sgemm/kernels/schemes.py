@@ -382,6 +382,11 @@ def choose_gemv(prob: Problem, sm_count: int = 132) -> TileParams:
     return GEMV_CONFIGS[f"{side}{s}{kind}"]
 
 
+def gemv_strip64(p: TileParams) -> bool:
+    """p is S = 8's 64-row strip (configs m8ka, n8ka)."""
+    return (p.BM, p.BN) in ((8, 64), (64, 8))
+
+
 def gemv_configs(prob: Problem) -> list[TileParams]:
     """The blocks the planner weighs, each by its own rate: choose_gemv's,
     and where that is the 64-row strip the 32-row strip too.  With the
@@ -391,7 +396,7 @@ def gemv_configs(prob: Problem) -> list[TileParams]:
     gemv-strip-ab-h200-2026-11-29.json); layers of 50 MB or more gained up
     to 1.7x."""
     p = choose_gemv(prob)
-    if (p.BM, p.BN) in ((8, 64), (64, 8)):
+    if gemv_strip64(p):
         return [p, GEMV_CONFIGS[f"{'m' if p.BM == 8 else 'n'}8k"]]
     return [p]
 
@@ -404,11 +409,11 @@ def gemv_layouts(p: TileParams) -> frozenset:
     64-row strip only where the big operand lies along k (choose_gemv
     returns it nowhere else; in the row-contiguous loop ptxas gives it 64
     registers and a 16-72 byte spill)."""
-    if (p.BM, p.BN) == (8, 64):           # small m: X = op(B)^T lies along k when not TB
+    if not gemv_strip64(p):
+        return ALL_LAYOUTS
+    if p.BM == 8:                         # small m: X = op(B)^T lies along k when not TB
         return frozenset({(False, False), (True, False)})
-    if (p.BM, p.BN) == (64, 8):           # small n: X = op(A) lies along k when TA
-        return frozenset({(True, False), (True, True)})
-    return ALL_LAYOUTS
+    return frozenset({(True, False), (True, True)})    # small n: X = op(A), along k when TA
 
 
 def gemv_chain(prob: Problem, p: TileParams, kslice: int) -> int:
